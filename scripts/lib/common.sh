@@ -1,0 +1,132 @@
+# shellcheck shell=bash source-path=SCRIPTDIR
+# Shared helpers for liveness-lab's scripts: logging, timed steps with log files, tool checks, the
+# JDK finder and the pinned versions. Source it; it changes nothing by itself.
+#
+# Environment it reads (with defaults):
+#   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   caches (Kubernetes binaries, images), keyed by version
+#   LIVENESS_LAB_LOGS=<cache>/logs             one log file per step
+
+LL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export LL_ROOT
+# shellcheck source=../versions.env
+. "$LL_ROOT/scripts/versions.env"
+LL_CACHE=${LIVENESS_LAB_CACHE:-$HOME/.cache/liveness-lab}
+LL_LOGS=${LIVENESS_LAB_LOGS:-$LL_CACHE/logs}
+LL_TOOLS=$LL_ROOT/.tools
+export LL_CACHE LL_LOGS LL_TOOLS
+
+ll_now() { date +%s; }
+LL_START=${LL_START:-$(ll_now)}
+
+# log MESSAGE: a progress line on stderr, with the seconds since the script started.
+log() { printf '[%4ss] %s\n' "$(($(ll_now) - LL_START))" "$*" >&2; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+# die MESSAGE [HOW-TO-FIX]: the error and what to do about it, then exit 1.
+die() {
+  printf 'error: %s\n' "$1" >&2
+  [ $# -gt 1 ] && printf '  fix: %s\n' "$2" >&2
+  exit 1
+}
+
+# step NAME COMMAND...: runs COMMAND with its output in $LL_LOGS/NAME.log, says how long it took,
+# and on failure prints the log's path and its last lines.
+step() {
+  local name=$1 started rc logfile
+  shift
+  mkdir -p "$LL_LOGS"
+  logfile=$LL_LOGS/$name.log
+  started=$(ll_now)
+  log "$name ... (log: $logfile)"
+  ll_heartbeat "$name" "$started" "$BASHPID" &
+  LL_HEARTBEAT_PID=$!
+  if "$@" >"$logfile" 2>&1; then
+    ll_heartbeat_stop
+    log "$name done in $(($(ll_now) - started))s"
+  else
+    rc=$?
+    ll_heartbeat_stop
+    printf 'error: step %s failed (exit %s) after %ss; log: %s\n--- last lines ---\n' \
+      "$name" "$rc" "$(($(ll_now) - started))" "$logfile" >&2
+    tail -n 25 "$logfile" >&2
+    return "$rc"
+  fi
+}
+
+# ll_heartbeat NAME STARTED OWNER: every LIVENESS_LAB_HEARTBEAT seconds (default 60), says that a long
+# step is still running, so a 10-minute build does not look like a hang. Ends with ll_heartbeat_stop,
+# or by itself when the OWNER process is gone.
+ll_heartbeat() {
+  local every=${LIVENESS_LAB_HEARTBEAT:-60} sleeper=
+  # sleep in the background so that TERM ends this loop at once, not after the current sleep.
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  while :; do
+    sleep "$every" &
+    sleeper=$!
+    wait "$sleeper"
+    kill -0 "$3" 2>/dev/null || exit 0
+    log "  $1 still running ($(($(ll_now) - $2))s)"
+  done
+}
+LL_HEARTBEAT_PID=
+ll_heartbeat_stop() {
+  [ -n "$LL_HEARTBEAT_PID" ] || return 0
+  kill "$LL_HEARTBEAT_PID" 2>/dev/null || true
+  wait "$LL_HEARTBEAT_PID" 2>/dev/null || true
+  LL_HEARTBEAT_PID=
+}
+
+# kill_tree PID: ends a background job and everything it started (a plain kill would leave its
+# children running: background jobs of scripts ignore Ctrl-C).
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+
+# need_cmd COMMAND HOW-TO-GET: stop with a clear message when COMMAND is missing.
+need_cmd() {
+  command -v "$1" >/dev/null 2>&1 || die "'$1' is not installed" "$2"
+}
+
+# java_major JAVA: the feature version of a java binary (17, 21, 25...), or nothing.
+java_major() {
+  "$1" -XshowSettings:properties -version 2>&1 |
+    sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p' | head -n 1
+}
+
+# find_jdk: sets JAVA_HOME to a JDK >= $JAVA_RELEASE: JAVA_HOME first, then /usr/lib/jvm/*.
+find_jdk() {
+  local candidate major
+  for candidate in ${JAVA_HOME:+"$JAVA_HOME"} /usr/lib/jvm/*; do
+    [ -x "$candidate/bin/javac" ] || continue
+    major=$(java_major "$candidate/bin/java")
+    if [ -n "$major" ] && [ "$major" -ge "$JAVA_RELEASE" ]; then
+      export JAVA_HOME=$candidate
+      export PATH="$JAVA_HOME/bin:$PATH"
+      return 0
+    fi
+  done
+  die "no JDK >= $JAVA_RELEASE found (looked at JAVA_HOME='${JAVA_HOME:-}' and /usr/lib/jvm/*)" \
+    "install one, e.g. 'apt-get install openjdk-21-jdk-headless' (Debian trixie) or a Temurin 21/25 JDK, or set JAVA_HOME to it"
+}
+
+# is_root_debian: true when this script may install Debian packages itself.
+is_root_debian() { [ "$(id -u)" = 0 ] && [ -r /etc/debian_version ] && command -v apt-get >/dev/null; }
+
+LL_APT_UPDATED=
+# apt_install PACKAGE...: installs Debian packages (root on Debian only), running 'apt-get update' once.
+apt_install() {
+  is_root_debian || die "missing packages: $*" "install them with your package manager ($*)"
+  if [ -z "$LL_APT_UPDATED" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || return 1
+    LL_APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# ensure_pkg COMMAND PACKAGE: the command, installing its Debian package when it is missing.
+ensure_pkg() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  log "installing $2 (for $1)"
+  apt_install "$2" || die "could not install $2 (needed for $1)" "apt-get install $2"
+}

@@ -1,0 +1,45 @@
+package io.livenesslab.service;
+
+import java.net.URI;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.ConstructorBinding;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * The demo's settings, under {@code demo.*} (environment: {@code APP_MODE}, {@code DEMO_LATENCY_MS},
+ * {@code DEMO_LATENCY_MAX_MS}, {@code DEMO_DOWNSTREAM_URL}, {@code DEMO_DOWNSTREAM_MAX_CONNECTIONS}).
+ *
+ * @param mode how requests wait: blocking, reactive, offloaded or virtual
+ * @param latencyMs the latency of {@code /api/work} when a request names none
+ * @param latencyMaxMs the cap on any latency a request asks for; above it the answer is 400
+ * @param downstreamUrl when set, the wait is an HTTP GET to this URL instead of a timer
+ * @param downstreamMaxConnections the reactive client's connection pool: thousands in flight, not
+ *        Reactor Netty's default 500
+ */
+@ConfigurationProperties("demo")
+record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstreamUrl,
+		int downstreamMaxConnections) {
+
+	@ConstructorBinding
+	DemoProperties(@DefaultValue("reactive") String mode, @DefaultValue("1000") long latencyMs,
+			@DefaultValue("60000") long latencyMaxMs, URI downstreamUrl,
+			@DefaultValue("10000") int downstreamMaxConnections) {
+		this(Mode.parse(mode), latencyMs, latencyMaxMs, downstreamUrl, downstreamMaxConnections);
+	}
+
+	DemoProperties {
+		if (latencyMaxMs < 0) {
+			throw new IllegalArgumentException("demo.latency-max-ms must be >= 0, got " + latencyMaxMs);
+		}
+		if (latencyMs < 0 || latencyMs > latencyMaxMs) {
+			throw new IllegalArgumentException(
+					"demo.latency-ms must be between 0 and demo.latency-max-ms (" + latencyMaxMs + "), got " + latencyMs);
+		}
+		if (downstreamMaxConnections < 1) {
+			throw new IllegalArgumentException(
+					"demo.downstream-max-connections must be >= 1, got " + downstreamMaxConnections);
+		}
+	}
+
+}

@@ -1,0 +1,129 @@
+package io.livenesslab.service;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import io.netty.channel.ChannelOption;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.resources.ConnectionProvider;
+
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.util.UriComponentsBuilder;
+
+/**
+ * Waits out one request's latency the way the configured {@link Mode} does, and says which thread
+ * did the waiting. The three blocking-style modes share one blocking call (a sleep, or a blocking
+ * HTTP GET to the downstream) and differ only in the thread they run it on.
+ */
+final class Waiter {
+
+	private final Mode mode;
+
+	private final URI downstream;
+
+	private final Scheduler scheduler;
+
+	private final HttpClient blockingClient;
+
+	private final WebClient reactiveClient;
+
+	private Waiter(Mode mode, URI downstream, Scheduler scheduler, HttpClient blockingClient,
+			WebClient reactiveClient) {
+		this.mode = mode;
+		this.downstream = downstream;
+		this.scheduler = scheduler;
+		this.blockingClient = blockingClient;
+		this.reactiveClient = reactiveClient;
+	}
+
+	static Waiter create(DemoProperties properties) {
+		Mode mode = properties.mode();
+		URI downstream = properties.downstreamUrl();
+		Scheduler scheduler = switch (mode) {
+			// No subscribeOn: the blocking call runs on the event-loop thread that subscribed.
+			case BLOCKING, REACTIVE -> null;
+			case OFFLOADED -> Schedulers.boundedElastic();
+			case VIRTUAL -> Schedulers.fromExecutorService(virtualThreads(), "virtual");
+		};
+		HttpClient blockingClient = (downstream != null && mode.blockingCall())
+				? HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build() : null;
+		WebClient reactiveClient = (downstream != null && !mode.blockingCall())
+				? WebClient.builder().clientConnector(new ReactorClientHttpConnector(pooled(properties))).build() : null;
+		return new Waiter(mode, downstream, scheduler, blockingClient, reactiveClient);
+	}
+
+	private static ExecutorService virtualThreads() {
+		return Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("virtual-", 0).factory());
+	}
+
+	/** Reactor Netty's default pool holds 500 connections: far too few for thousands in flight. */
+	private static reactor.netty.http.client.HttpClient pooled(DemoProperties properties) {
+		ConnectionProvider pool = ConnectionProvider.builder("downstream")
+			.maxConnections(properties.downstreamMaxConnections())
+			.pendingAcquireMaxCount(-1)
+			.pendingAcquireTimeout(Duration.ofSeconds(60))
+			.build();
+		return reactor.netty.http.client.HttpClient.create(pool)
+			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000);
+	}
+
+	/** Waits {@code latency}; the result names the thread that did the waiting. */
+	Mono<String> await(Duration latency) {
+		if (!this.mode.blockingCall()) {
+			return Mono.defer(() -> {
+				String thread = Thread.currentThread().getName();
+				Mono<?> wait = (this.reactiveClient != null)
+						? this.reactiveClient.get().uri(downstreamUri(latency)).retrieve().toBodilessEntity()
+						: Mono.delay(latency);
+				return wait.thenReturn(thread);
+			});
+		}
+		Mono<String> call = Mono.fromCallable(() -> {
+			blockingWait(latency);
+			return Thread.currentThread().getName();
+		});
+		return (this.scheduler != null) ? call.subscribeOn(this.scheduler) : call;
+	}
+
+	private void blockingWait(Duration latency) throws IOException, InterruptedException {
+		if (this.blockingClient == null) {
+			Thread.sleep(latency);
+			return;
+		}
+		HttpRequest request = HttpRequest.newBuilder(downstreamUri(latency))
+			.timeout(latency.plusSeconds(30))
+			.GET()
+			.build();
+		HttpResponse<Void> response = this.blockingClient.send(request, HttpResponse.BodyHandlers.discarding());
+		if (response.statusCode() >= 400) {
+			throw new DownstreamException(this.downstream, response.statusCode());
+		}
+	}
+
+	/** The downstream URL with this request's latency, so the downstream waits what we would have. */
+	private URI downstreamUri(Duration latency) {
+		return UriComponentsBuilder.fromUri(this.downstream)
+			.replaceQueryParam("latencyMs", latency.toMillis())
+			.build(true)
+			.toUri();
+	}
+
+	/** The downstream answered with an error status. */
+	static final class DownstreamException extends IOException {
+
+		DownstreamException(URI downstream, int status) {
+			super("downstream " + downstream + " answered " + status);
+		}
+
+	}
+
+}
