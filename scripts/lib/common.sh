@@ -8,7 +8,7 @@
 
 LL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export LL_ROOT
-# shellcheck source=../versions.env
+# shellcheck source=scripts/versions.env
 . "$LL_ROOT/scripts/versions.env"
 LL_CACHE=${LIVENESS_LAB_CACHE:-$HOME/.cache/liveness-lab}
 LL_LOGS=${LIVENESS_LAB_LOGS:-$LL_CACHE/logs}
