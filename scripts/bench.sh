@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Benchmark: every mode of the service against Little's law, side by side in one run.
+#
+# Starts the four modes, each in its own JVM on 127.0.0.1 with the same heap and one CPU (taskset +
+# -XX:ActiveProcessorCount=1, 4 event loops), puts the load generator (vegeta, open loop, constant
+# rate) on the other CPU, and offers each scenario to each mode in turn: latency L, concurrency C,
+# rate C/L. Writes reports/bench-<timestamp>/ (results.json, table.md, chart.png, logs).
+#
+# Usage: scripts/bench.sh [--duration SECONDS] [--modes LIST] [--scenarios LIST] [--quick]
+#   --duration SECONDS  how long each mode is offered each scenario (default 20)
+#   --modes LIST        comma-separated modes (default blocking,reactive,offloaded,virtual)
+#   --scenarios LIST    comma-separated LATENCY_MS:CONCURRENCY (default 1000:100,1000:1000,1000:5000,1000:10000,100:1000)
+#   --quick             3 s per run and scenarios 1000:100,100:100 (a smoke run, not a measurement)
+# Environment: JAVA_HOME (a JDK >= 21), LIVENESS_LAB_CACHE (vegeta is built there, keyed by version).
+set -o errexit -o nounset -o pipefail
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/gobuild.sh"
+
+usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
+
+duration=20
+modes=blocking,reactive,offloaded,virtual
+scenarios=1000:100,1000:1000,1000:5000,1000:10000,100:1000
+while [ $# -gt 0 ]; do
+  case $1 in
+    --duration) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--duration needs a whole number of seconds" "e.g. --duration 20"; duration=$2; shift 2 ;;
+    --modes) [ -n "${2:-}" ] || die "--modes needs a list" "e.g. --modes blocking,reactive"; modes=$2; shift 2 ;;
+    --scenarios) [[ ${2:-} =~ ^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$ ]] || die "--scenarios needs LATENCY_MS:CONCURRENCY pairs" "e.g. --scenarios 1000:100,100:1000"; scenarios=$2; shift 2 ;;
+    --quick) duration=3; scenarios=1000:100,100:100; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument '$1'" "see --help" ;;
+  esac
+done
+IFS=, read -r -a mode_list <<<"$modes"
+for mode in "${mode_list[@]}"; do
+  case $mode in blocking | reactive | offloaded | virtual) ;; *) die "unknown mode '$mode'" "choose from blocking,reactive,offloaded,virtual" ;; esac
+done
+IFS=, read -r -a scenario_list <<<"$scenarios"
+
+EVENT_LOOPS=4
+HEAP=512m
+out=$LL_ROOT/reports/bench-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+LL_LOGS=$out/logs
+
+# One CPU for the services, the other for the load generator (on one CPU they share it).
+if [ "$(nproc)" -ge 2 ]; then SERVICE_CPU=1 LOADGEN_CPU=0; else SERVICE_CPU=0 LOADGEN_CPU=0; fi
+need_cmd taskset "apt-get install util-linux"
+
+ensure_vegeta() {
+  local dir=$LL_CACHE/vegeta-$VEGETA_VERSION
+  VEGETA=$dir/bin/vegeta
+  [ -x "$VEGETA" ] && return 0
+  ensure_go
+  # The proxy refuses vegeta's version list, so 'go install' fails: build it in a scratch module.
+  scratch_module "$dir/module" liveness-lab/build/vegeta
+  (cd "$dir/module" && GOFLAGS=-mod=mod go get "github.com/tsenart/vegeta/v12@$VEGETA_VERSION" &&
+    go_static build -trimpath -o "$VEGETA" github.com/tsenart/vegeta/v12)
+}
+
+ensure_jar() {
+  JAR=$LL_ROOT/service/target/liveness-lab-service.jar
+  if [ -f "$JAR" ] && [ -z "$(find "$LL_ROOT/service/src" "$LL_ROOT/service/pom.xml" -newer "$JAR" -print -quit)" ]; then
+    return 0
+  fi
+  "$LL_ROOT/service/mvnw" -f "$LL_ROOT/service/pom.xml" -B -q package -DskipTests
+}
+
+ensure_plotting() {
+  local venv=$LL_ROOT/.venv pin
+  pin=$(grep -i '^matplotlib==' "$LL_ROOT/$LOCUST_REQUIREMENTS" || echo matplotlib)
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -c 'import matplotlib' 2>/dev/null || "$venv/bin/pip" install -q "$pin"
+  PYTHON=$venv/bin/python
+}
+
+PIDS=()
+cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT INT TERM
+
+port_of() {
+  case $1 in blocking) echo 19080 ;; reactive) echo 19081 ;; offloaded) echo 19082 ;; virtual) echo 19083 ;; esac
+}
+
+start_mode() {
+  local mode=$1 port
+  port=$(port_of "$mode")
+  taskset -c "$SERVICE_CPU" "$JAVA_HOME/bin/java" -XX:ActiveProcessorCount=1 -Xms$HEAP -Xmx$HEAP \
+    -Dreactor.netty.ioWorkerCount=$EVENT_LOOPS -jar "$JAR" --server.port="$port" --demo.mode="$mode" \
+    --logging.level.root=WARN >"$LL_LOGS/service-$mode.log" 2>&1 &
+  PIDS+=("$!")
+  eval "PID_$mode=$!"
+}
+
+await_ready() {
+  local mode=$1 port deadline
+  port=$(port_of "$mode")
+  deadline=$(($(ll_now) + 120))
+  until curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null; do
+    [ "$(ll_now)" -lt "$deadline" ] || die "$mode did not get ready in 120 s" "see $LL_LOGS/service-$mode.log"
+    sleep 1
+  done
+}
+
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+threads() { awk '/^Threads:/ {print $2}' "/proc/$1/status"; }
+connections() { ss -Htn state established "( sport = :$1 )" | wc -l; }
+
+# run_one MODE LATENCY_MS CONCURRENCY: one open-loop run, its figures as one JSON line.
+run_one() {
+  local mode=$1 latency=$2 conc=$3 port pid rate timeout idle_rss idle_threads load_rss load_threads conns
+  port=$(port_of "$mode")
+  pid=$(eval "echo \$PID_$mode")
+  rate=$((conc * 1000 / latency))
+  # A request may wait 10 latencies (at least 5 s) before it counts as an error; at most 2 x C
+  # requests are in flight at once, so that a stalled server cannot exhaust the ephemeral ports.
+  timeout=$((latency * 10 > 5000 ? latency * 10 : 5000))
+  idle_rss=$(rss_kib "$pid")
+  idle_threads=$(threads "$pid")
+  echo "GET http://127.0.0.1:$port/api/work?latencyMs=$latency" >"$out/target-$mode-$latency.txt"
+  taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$mode-$latency.txt" -rate="$rate/s" \
+    -duration="${duration}s" -timeout="${timeout}ms" -max-workers=$((conc * 2)) -max-connections=$((conc * 2)) \
+    >"$out/raw-$mode-$latency-$conc.bin" 2>"$LL_LOGS/vegeta-$mode-$latency-$conc.log" &
+  local attack=$!
+  sleep $((duration * 3 / 4 > 0 ? duration * 3 / 4 : 1))
+  load_rss=$(rss_kib "$pid")
+  load_threads=$(threads "$pid")
+  conns=$(connections "$port")
+  wait "$attack" || true
+  "$VEGETA" report -type=json <"$out/raw-$mode-$latency-$conc.bin" >"$out/report-$mode-$latency-$conc.json"
+  rm -f "$out/raw-$mode-$latency-$conc.bin"
+  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"vegeta":%s}\n' \
+    "$mode" "$latency" "$conc" "$rate" "$duration" "$idle_rss" "$load_rss" "$idle_threads" "$load_threads" "$conns" "$EVENT_LOOPS" \
+    "$(cat "$out/report-$mode-$latency-$conc.json")"
+}
+
+ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+log "file descriptors: $(ulimit -n); services on CPU $SERVICE_CPU, vegeta on CPU $LOADGEN_CPU; report: $out"
+find_jdk
+step bench-vegeta ensure_vegeta
+step bench-jar ensure_jar
+step bench-plotting ensure_plotting
+for mode in "${mode_list[@]}"; do start_mode "$mode"; done
+for mode in "${mode_list[@]}"; do await_ready "$mode"; done
+log "modes ready: ${mode_list[*]}"
+
+results=$out/results.jsonl
+: >"$results"
+for scenario in "${scenario_list[@]}"; do
+  latency=${scenario%%:*} conc=${scenario##*:}
+  for mode in "${mode_list[@]}"; do
+    log "L=${latency} ms C=$conc ($((conc * 1000 / latency)) req/s offered) -> $mode"
+    run_one "$mode" "$latency" "$conc" >>"$results"
+    sleep 3 # let the connections of the last run close
+  done
+done
+
+{
+  echo "machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release && echo "$PRETTY_NAME")"
+  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "java: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
+  echo "vegeta: $VEGETA_VERSION; service: $SERVICE_VERSION; heap $HEAP; $EVENT_LOOPS event loops; 1 CPU per JVM"
+} >"$out/machine.txt"
+"$PYTHON" "$LL_ROOT/scripts/lib/bench_report.py" "$out"
+log "done: $out/table.md, $out/chart.png"
+cat "$out/table.md"

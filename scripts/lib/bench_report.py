@@ -1,0 +1,125 @@
+"""Turns the runs of scripts/bench.sh into a table and a chart held against Little's law.
+
+Usage: python scripts/lib/bench_report.py REPORT_DIR
+Reads REPORT_DIR/results.jsonl (one run a line: the mode, the scenario, memory and thread samples,
+and vegeta's JSON report) and REPORT_DIR/machine.txt; writes table.md and chart.png there.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+MODES = ["blocking", "reactive", "offloaded", "virtual"]
+NS_PER_MS = 1_000_000
+
+
+def figures(run):
+    """The figures of one run: throughput against its bounds, latency above L, errors, memory."""
+    vegeta = run["vegeta"]
+    latency_ms = run["latency_ms"]
+    bound = run["concurrency"] * 1000 / latency_ms  # Little's law: X = C / L
+    thread_bound = run["event_loops"] * 1000 / latency_ms  # blocking: X = T / L
+    requests = vegeta.get("requests", 0)
+    successes = round(requests * vegeta.get("success", 0))
+    errors = requests - successes
+    # Answers per second over the window in which answers can arrive: from the first possible answer
+    # (the fastest latency) to the last one. vegeta's own "throughput" starts at the first request,
+    # which would cap a 20 s run at L = 1 s at 20/21 of the bound.
+    window_s = (vegeta.get("duration", 0) + vegeta.get("wait", 0) - vegeta.get("latencies", {}).get("min", 0)) / 1e9
+    achieved = successes / window_s if window_s > 0 else 0.0
+    lat = vegeta.get("latencies", {})
+    conns = run["connections"]
+    grown_kib = run["load_rss_kib"] - run["idle_rss_kib"]
+    return {
+        "mode": run["mode"],
+        "latency_ms": latency_ms,
+        "concurrency": run["concurrency"],
+        "offered_rps": bound,
+        "achieved_rps": achieved,
+        "of_bound": achieved / bound,
+        "of_thread_bound": achieved / thread_bound,
+        "p50_over_l_ms": lat.get("50th", 0) / NS_PER_MS - latency_ms,
+        "p99_over_l_ms": lat.get("99th", 0) / NS_PER_MS - latency_ms,
+        "requests": requests,
+        "errors": errors,
+        "idle_rss_mib": run["idle_rss_kib"] / 1024,
+        "load_rss_mib": run["load_rss_kib"] / 1024,
+        "connections": conns,
+        # Only meaningful where memory grew with the connections (a GC between samples can shrink it).
+        "kib_per_connection": grown_kib / conns if conns and grown_kib > 0 else None,
+        "threads": run["load_threads"],
+    }
+
+
+def table(rows, machine):
+    lines = [
+        "; ".join(machine),
+        "",
+        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        of = f"{r['of_bound']:.1%}"
+        if r["mode"] == "blocking":
+            of += f" ({r['of_thread_bound']:.0%} of T/L)"
+        per_conn = f"{r['kib_per_connection']:.1f}" if r["kib_per_connection"] is not None else "-"
+        lines.append(
+            f"| {r['mode']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
+            f"| {r['achieved_rps']:,.0f} | {of} | {r['p50_over_l_ms']:,.0f} ms | {r['p99_over_l_ms']:,.0f} ms "
+            f"| {r['errors']:,} of {r['requests']:,} | {r['idle_rss_mib']:.0f} / {r['load_rss_mib']:.0f} MiB "
+            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} |"
+        )
+    lines += [
+        "",
+        "C/L: Little's law bound (throughput = concurrency / latency). T/L: blocking's own bound, T = 4 event loops.",
+        "p50 - L, p99 - L: what the server added to the requested latency. Errors: timeouts (10 x L, at least 5 s) and refusals.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def chart(rows, path):
+    scenarios = sorted({(r["latency_ms"], r["concurrency"]) for r in rows}, key=lambda s: (-s[0], s[1]))
+    modes = [m for m in MODES if any(r["mode"] == m for r in rows)]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+    width = 0.8 / max(len(modes), 1)
+    for i, mode in enumerate(modes):
+        xs, ratio, p99 = [], [], []
+        for j, (lat, conc) in enumerate(scenarios):
+            for r in rows:
+                if r["mode"] == mode and (r["latency_ms"], r["concurrency"]) == (lat, conc):
+                    xs.append(j + (i - (len(modes) - 1) / 2) * width)
+                    ratio.append(100 * r["of_bound"])
+                    p99.append(max(r["p99_over_l_ms"], 0.1))
+        top.bar(xs, ratio, width, label=mode)
+        bottom.bar(xs, p99, width, label=mode)
+    top.axhline(100, color="black", linewidth=0.8)
+    top.set_ylabel("achieved / (C / L), %")
+    top.set_title("Throughput against Little's law (open loop, constant rate)")
+    top.legend()
+    bottom.set_yscale("log")
+    bottom.set_ylabel("p99 - L, ms (log)")
+    bottom.set_xticks(range(len(scenarios)))
+    bottom.set_xticklabels([f"L={lat} ms\nC={conc:,}" for lat, conc in scenarios])
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(out):
+    out = Path(out)
+    runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    rows = [figures(run) for run in runs]
+    machine = (out / "machine.txt").read_text().splitlines() if (out / "machine.txt").exists() else []
+    (out / "table.md").write_text(table(rows, machine))
+    (out / "results.json").write_text(json.dumps(rows, indent=2))
+    chart(rows, out / "chart.png")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
