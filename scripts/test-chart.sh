@@ -198,9 +198,9 @@ render_and_assert() {
   local name
   name=$(basename "$1" -values.yaml)
   render "$name" "$1"
-  python3 - "$RENDERED/$name.yaml" "$name" "$SERVICE_IMAGE:$SERVICE_VERSION" "$NAMESPACE" "$1" <<'EOF'
+  python3 - "$RENDERED/$name.yaml" "$name" "$SERVICE_IMAGE:$SERVICE_VERSION" "$NAMESPACE" "$1" "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" "$CHART/values.yaml" <<'EOF'
 import sys, yaml
-path, scenario, image, namespace, values_file = sys.argv[1:]
+path, scenario, image, namespace, values_file, locust_image, chart_values = sys.argv[1:]
 docs = [d for d in yaml.safe_load_all(open(path)) if d]
 manage_namespace = ((yaml.safe_load(open(values_file)) or {}).get("namespace") or {}).get("manage", False)
 problems = []
@@ -214,6 +214,11 @@ want = {("Namespace", namespace)} if manage_namespace else set()
 for c in components:
     want |= {("Deployment", f"liveness-lab-{c}"), ("Service", f"liveness-lab-{c}")}
 want |= {("Pod", f"liveness-lab-test-{v}") for v in variants}
+locust_default = yaml.safe_load(open(chart_values))["locust"]["enabled"]
+if ((yaml.safe_load(open(values_file)) or {}).get("locust") or {}).get("enabled", locust_default):
+    want |= {("ServiceAccount", "liveness-lab-locust"), ("Role", "liveness-lab-locust"), ("RoleBinding", "liveness-lab-locust"),
+             ("Service", "liveness-lab-locust"), ("Service", "liveness-lab-locust-ui"),
+             ("Deployment", "liveness-lab-locust"), ("Deployment", "liveness-lab-locust-worker")}
 got = {(d["kind"], d["metadata"]["name"]) for d in docs}
 expect(got == want, f"objects: missing {sorted(want - got)}, unexpected {sorted(got - want)}")
 for kind, name in sorted(got):
@@ -245,15 +250,21 @@ for d in docs:
     psc = spec["securityContext"]
     expect(psc.get("runAsNonRoot") is True and psc.get("seccompProfile", {}).get("type") == "RuntimeDefault",
            f"{name}: pod securityContext is not restricted")
+    locust = component in ("locust", "locust-worker")
     for c in spec["containers"]:
         csc = c["securityContext"]
         expect(csc.get("allowPrivilegeEscalation") is False and csc.get("readOnlyRootFilesystem") is True
                and csc.get("capabilities", {}).get("drop") == ["ALL"], f"{name}: container securityContext is not restricted")
-        expect(c["image"] == image, f"{name}: image {c['image']}, want {image}")
+        expect(c["image"] == (locust_image if locust else image), f"{name}: image {c['image']}")
         expect(c["imagePullPolicy"] == "IfNotPresent", f"{name}: imagePullPolicy {c['imagePullPolicy']}")
         expect("requests" in c["resources"] and "limits" in c["resources"], f"{name}: resources without requests or limits")
     if kind == "Pod":
         expect(d["metadata"]["annotations"].get("helm.sh/hook") == "test", f"{name}: not a helm test hook")
+        continue
+    if locust:
+        env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
+        expect(env.get("LIVENESS_LAB_TARGET") == "cluster", f"{name}: Locust does not target the in-cluster Services")
+        expect(spec.get("automountServiceAccountToken") is (component == "locust"), f"{name}: only the master may hold an API token")
         continue
     expect(d["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items(), f"{name}: selector does not match its pods")
     expect(set(d["spec"]["selector"]["matchLabels"]) == {"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component"},

@@ -318,3 +318,31 @@ spec:
           emptyDir:
             sizeLimit: 64Mi
 {{- end }}
+
+{{/*
+The Locust image, pinned.
+*/}}
+{{- define "liveness-lab.locustImage" -}}
+{{- printf "%s:%s" .Values.locust.image.repository .Values.locust.image.tag }}
+{{- end }}
+
+{{/*
+The Locust container's settings shared by master and workers: where the variants answer (their Services,
+from inside the cluster) and the defaults of a swarm. Arguments: the root context.
+*/}}
+{{- define "liveness-lab.locustEnv" -}}
+- name: LIVENESS_LAB_TARGET
+  value: cluster
+- name: LIVENESS_LAB_RELEASE
+  value: {{ include "liveness-lab.fullname" . | quote }}
+- name: LIVENESS_LAB_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: LIVENESS_LAB_LATENCY_MS
+  value: {{ int .Values.locust.latencyMs | quote }}
+- name: LIVENESS_LAB_RATE_PER_USER
+  value: {{ .Values.locust.ratePerUser | toString | quote }}
+- name: LIVENESS_LAB_REQUEST_TIMEOUT_S
+  value: {{ int .Values.locust.requestTimeoutSeconds | quote }}
+{{- end }}
