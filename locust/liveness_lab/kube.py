@@ -1,0 +1,169 @@
+"""Reads liveness-lab's pods and their events from the Kubernetes API, as plain JSON-like dicts.
+
+Used by the Pods tab (``pods_tab.py``) and the scripted run's recorder (``report/recorder.py``). It needs
+only ``get``/``list``/``watch`` on ``pods`` and ``events`` in its namespace (the chart's Role for Locust).
+
+Configuration, first that works: the pod's service account (``load_incluster_config``), then the
+kubeconfig (``$KUBECONFIG`` or ``~/.kube/config``, context ``$LIVENESS_LAB_KUBE_CONTEXT`` or the
+current one) for runs on the host. The namespace is
+``$LIVENESS_LAB_NAMESPACE``, else the service account's namespace, else ``liveness-lab``.
+
+Everything past ``Kube.pods()``/``Kube.events()`` works on the API's own JSON (camelCase keys, as
+``kubectl get -o json`` prints it), so fixtures recorded from a real cluster drive the tests.
+"""
+
+import logging
+import os
+from datetime import datetime, timezone
+
+from .variants import POD_SELECTOR, variant_of_pod
+
+DEFAULT_NAMESPACE = "liveness-lab"
+# urllib3 logs a warning per retry: an unreachable API is shown in the tab, not in Locust's log every 3 s.
+logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+# Short, so an unreachable API shows up in the tab within seconds instead of hanging a refresh.
+REQUEST_TIMEOUT_S = float(os.environ.get("LIVENESS_LAB_KUBE_TIMEOUT", "3"))
+
+
+class KubeUnavailable(Exception):
+    """No configuration, or the API does not answer: said in the UI and the report, never fatal."""
+
+
+class Kube:
+    """A lazily connected CoreV1 client for one namespace."""
+
+    def __init__(self, namespace: str | None = None):
+        self._namespace = namespace
+        self._api = None
+        self.source = None  # "in-cluster" or "kubeconfig", once connected
+
+    @property
+    def namespace(self) -> str:
+        if self._namespace:
+            return self._namespace
+        if os.environ.get("LIVENESS_LAB_NAMESPACE"):
+            return os.environ["LIVENESS_LAB_NAMESPACE"]
+        try:
+            with open(SERVICE_ACCOUNT_NAMESPACE, encoding="utf-8") as f:
+                return f.read().strip()
+        except OSError:
+            return DEFAULT_NAMESPACE
+
+    def _connect(self):
+        if self._api is not None:
+            return self._api
+        # Imported here so that the locustfile loads (and swarms) even where the client is broken.
+        from kubernetes import client, config
+
+        try:
+            config.load_incluster_config()
+            self.source = "in-cluster"
+        except config.ConfigException:
+            try:
+                # LIVENESS_LAB_KUBE_CONTEXT: scripts/demo.sh pins kind's context; default: the current one.
+                config.load_kube_config(context=os.environ.get("LIVENESS_LAB_KUBE_CONTEXT") or None)
+                self.source = "kubeconfig"
+            except Exception as e:  # missing file, bad YAML, no current context...
+                raise KubeUnavailable(f"no Kubernetes configuration (in-cluster or kubeconfig): {e}") from e
+        # One retry, not urllib3's three: an unreachable API should show in the tab within seconds.
+        cfg = client.Configuration.get_default_copy()
+        cfg.retries = 1
+        self._api = client.CoreV1Api(client.ApiClient(cfg))
+        return self._api
+
+    def _call(self, what, fn, **kwargs):
+        api = self._connect()
+        try:
+            result = fn(api)(self.namespace, _request_timeout=REQUEST_TIMEOUT_S, **kwargs)
+        except Exception as e:  # connection refused, timeout, 403...
+            raise KubeUnavailable(f"listing {what} in namespace {self.namespace} failed: {_short(e)}") from e
+        return api.api_client.sanitize_for_serialization(result).get("items", [])
+
+    def pods(self) -> list[dict]:
+        """The chart's pods (label app.kubernetes.io/name=liveness-lab), as API JSON."""
+        return self._call("pods", lambda api: api.list_namespaced_pod, label_selector=POD_SELECTOR)
+
+    def events(self) -> list[dict]:
+        """Events about pods in the namespace, as API JSON."""
+        return self._call("events", lambda api: api.list_namespaced_event, field_selector="involvedObject.kind=Pod")
+
+    def node_proxy(self, node: str, path: str) -> bytes:
+        """GET a kubelet endpoint through the API server (nodes/proxy: the recorder's CPU check only)."""
+        api = self._connect()
+        try:
+            resp = api.connect_get_node_proxy_with_path(
+                node, path, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S * 3
+            )
+        except Exception as e:
+            raise KubeUnavailable(f"node proxy {node}/{path} failed: {_short(e)}") from e
+        return resp.data
+
+
+def _short(e: Exception) -> str:
+    """One line: the exception's kind, where it happened and why (urllib3 nests the cause at the end)."""
+    text = str(e).strip().splitlines()
+    first = f"{type(e).__name__}: {text[0] if text else ''}"
+    return first if len(first) <= 200 else f"{first[:110]} ... {first[-80:]}"
+
+
+def parse_time(value) -> float | None:
+    """API timestamp ('2026-11-22T12:06:16Z' or with fractions) -> epoch seconds."""
+    if not value:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
+
+
+def pod_record(pod: dict) -> dict:
+    """What the tab and the report need of one pod (API JSON) in one flat dict."""
+    meta = pod.get("metadata", {})
+    status = pod.get("status", {})
+    containers = status.get("containerStatuses") or []
+    last_terminated = {}
+    for c in containers:
+        last_terminated = (c.get("lastState") or {}).get("terminated") or last_terminated
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    waiting = next(((c.get("state") or {}).get("waiting") for c in containers if (c.get("state") or {}).get("waiting")), None)
+    return {
+        "name": meta.get("name", ""),
+        "variant": variant_of_pod(meta.get("name", ""), meta.get("labels")),
+        "phase": status.get("phase"),
+        "reason": status.get("reason"),  # "Evicted" for an evicted pod
+        "ready": conditions.get("Ready") == "True",
+        "restarts": sum(int(c.get("restartCount") or 0) for c in containers),
+        "waiting": (waiting or {}).get("reason"),  # e.g. CrashLoopBackOff
+        "lastTerminatedReason": last_terminated.get("reason"),  # "Error" after SIGTERM, "OOMKilled"...
+        "lastTerminatedExitCode": last_terminated.get("exitCode"),
+        "lastTerminatedAt": parse_time(last_terminated.get("finishedAt")),
+        "deleting": bool(meta.get("deletionTimestamp")),
+    }
+
+
+def event_record(event: dict) -> dict:
+    """One event (API JSON) flattened; `last` is when it last happened (events aggregate with `count`)."""
+    obj = event.get("involvedObject", {})
+    first = parse_time(event.get("firstTimestamp") or event.get("eventTime"))
+    last = parse_time(event.get("lastTimestamp") or (event.get("series") or {}).get("lastObservedTime")) or first
+    return {
+        "uid": event.get("metadata", {}).get("uid") or event.get("metadata", {}).get("name"),
+        "pod": obj.get("name", ""),
+        "variant": variant_of_pod(obj.get("name", "")),
+        "reason": event.get("reason"),
+        "type": event.get("type"),
+        "message": (event.get("message") or "").strip(),
+        "count": int(event.get("count") or (event.get("series") or {}).get("count") or 1),
+        "first": first,
+        "last": last,
+    }
+
+
+def is_liveness_failure(event: dict) -> bool:
+    """An `Unhealthy` event from the liveness probe (kubelet: "Liveness probe failed: ...")."""
+    return event.get("reason") == "Unhealthy" and event.get("message", "").startswith("Liveness probe failed")
+
+
+def is_liveness_kill(event: dict) -> bool:
+    """A `Killing` event for a failed liveness probe ("Container X failed liveness probe, will be restarted")."""
+    return event.get("reason") == "Killing" and "failed liveness probe" in event.get("message", "")

@@ -1,0 +1,140 @@
+"""The Pods tab of the Locust web UI: per variant, pods Ready/total, restarts, the last liveness failure.
+
+Built on Locust's documented web-UI extension points (its ``examples/extend_web_ui.py``):
+``web_ui.template_args["extended_tabs"/"extended_tables"]`` declare the tab and its columns, and an
+``after_request`` hook adds the rows to ``/stats/requests`` as ``extended_stats``, which the UI polls
+every few seconds while a swarm runs. The rows come from a background greenlet that lists pods and
+events every ``LIVENESS_LAB_PODS_REFRESH`` seconds (default 3), so a slow API never slows the UI.
+``GET /liveness-lab/pods`` returns the same rows as JSON.
+
+When the Kubernetes API cannot be reached, the tab says so in its first row and Locust carries on.
+Set ``LIVENESS_LAB_PODS_TAB=off`` to leave the tab out.
+"""
+
+import json
+import logging
+import os
+import time
+from datetime import datetime, timezone
+
+import gevent
+from flask import Blueprint, jsonify, request
+
+from .kube import Kube, KubeUnavailable, event_record, is_liveness_failure, is_liveness_kill, pod_record
+from .variants import VARIANTS
+
+log = logging.getLogger(__name__)
+
+TAB_KEY = "pods"
+# Column keys are single words: the UI camelCases snake_case keys of the stats response.
+COLUMNS = [
+    {"key": "name", "title": "Variant"},
+    {"key": "ready", "title": "Ready / total"},
+    {"key": "restarts", "title": "Restarts"},
+    {"key": "failed", "title": "Last liveness failure"},
+    {"key": "message", "title": "Message"},
+]
+
+
+def summarize(pods: list[dict], events: list[dict], now: float | None = None) -> list[dict]:
+    """Tab rows from pod and event records (kube.pod_record / kube.event_record), one per variant seen."""
+    now = time.time() if now is None else now
+    rows = []
+    for variant in VARIANTS:
+        mine = [p for p in pods if p["variant"] == variant and not p["deleting"]]
+        # Kills count too: the kubelet's event spam filter drops the Unhealthy events of a pod that keeps
+        # failing (a burst of 25 per pod and type), while its Killing events (type Normal) still show.
+        failures = [e for e in events if e["variant"] == variant and (is_liveness_failure(e) or is_liveness_kill(e))]
+        if not mine and not failures:
+            continue
+        last = max(failures, key=lambda e: e["last"] or 0, default=None)
+        states = sorted({p["waiting"] for p in mine if p["waiting"]})
+        rows.append(
+            {
+                "name": variant,
+                "ready": f"{sum(p['ready'] for p in mine)}/{len(mine)}" + (f" ({', '.join(states)})" if states else ""),
+                "restarts": sum(p["restarts"] for p in mine),
+                "failed": _when(last["last"], now) if last else "none",
+                "message": f"{last['pod']}: {last['message']}"[:200] if last else "",
+            }
+        )
+    if not rows:
+        rows.append({"name": "(none)", "ready": "0/0", "restarts": 0, "failed": "", "message": "no liveness-lab pods in the namespace"})
+    return rows
+
+
+def unreachable_rows(error: str) -> list[dict]:
+    return [{"name": "Kubernetes API unreachable", "ready": "?", "restarts": "?", "failed": "", "message": error}]
+
+
+def _when(ts: float | None, now: float) -> str:
+    if not ts:
+        return "?"
+    stamp = datetime.fromtimestamp(ts, timezone.utc).strftime("%H:%M:%S UTC")
+    return f"{stamp} ({max(0, int(now - ts))} s ago)"
+
+
+class PodsPoller:
+    """Keeps the latest tab rows, refreshed by a greenlet."""
+
+    def __init__(self, kube: Kube | None = None, every: float | None = None):
+        self.kube = kube or Kube()
+        self.every = every or float(os.environ.get("LIVENESS_LAB_PODS_REFRESH", "3"))
+        self.rows = unreachable_rows("not read yet")
+        self.updated = None
+        self._greenlet = None
+
+    def refresh(self):
+        try:
+            pods = [pod_record(p) for p in self.kube.pods()]
+            events = [event_record(e) for e in self.kube.events()]
+            self.rows = summarize(pods, events)
+        except KubeUnavailable as e:
+            self.rows = unreachable_rows(str(e))
+        except Exception as e:  # never let the tab take Locust down
+            log.exception("Pods tab refresh failed")
+            self.rows = unreachable_rows(f"{type(e).__name__}: {e}")
+        self.updated = time.time()
+
+    def _loop(self):
+        while True:
+            self.refresh()
+            gevent.sleep(self.every)
+
+    def start(self):
+        if self._greenlet is None:
+            self._greenlet = gevent.spawn(self._loop)
+
+    def stop(self):
+        if self._greenlet is not None:
+            self._greenlet.kill(block=False)
+            self._greenlet = None
+
+
+def install(environment, poller: PodsPoller | None = None) -> PodsPoller | None:
+    """Adds the Pods tab to ENVIRONMENT's web UI (master or local runner); returns the poller."""
+    web_ui = environment.web_ui
+    if web_ui is None or os.environ.get("LIVENESS_LAB_PODS_TAB", "on") == "off":
+        return None
+    poller = poller or PodsPoller()
+    web_ui.template_args["extended_tabs"] = [{"title": "Pods", "key": TAB_KEY}]
+    web_ui.template_args["extended_tables"] = [{"key": TAB_KEY, "structure": COLUMNS}]
+
+    blueprint = Blueprint("liveness_lab_pods", __name__)
+
+    @blueprint.route("/liveness-lab/pods")
+    def pods_json():
+        return jsonify({"namespace": poller.kube.namespace, "updated": poller.updated, "rows": poller.rows})
+
+    @web_ui.app.after_request
+    def add_pods_rows(response):
+        if not request.path.endswith("/stats/requests") or response.status_code != 200 or not response.is_json:
+            return response
+        body = response.get_json()
+        body["extended_stats"] = [*body.get("extended_stats", []), {"key": TAB_KEY, "data": poller.rows}]
+        response.set_data(json.dumps(body))
+        return response
+
+    web_ui.app.register_blueprint(blueprint)
+    poller.start()
+    return poller

@@ -1,0 +1,108 @@
+"""Swarms liveness-lab's service variants: one FastHttpUser class per variant, and a Pods tab in the web UI.
+
+Every user calls ``GET /api/work?latencyMs=N`` at a constant rate (``constant_throughput``), so the
+offered load stays the same when a server slows down: that is what saturates a blocking pod's 4 event
+loops (more than 4 requests in flight) while the reactive pod just keeps waiting on timers.
+
+Usage:
+    # In the cluster: the chart runs the master (web UI on http://127.0.0.1:8089) and workers.
+    # On the host, against kind's NodePorts on 127.0.0.1 (web UI on http://127.0.0.1:8089):
+    LIVENESS_LAB_TARGET=host locust -f locust/locustfile.py --class-picker
+    # Headless, two variants, 20 users each for a minute:
+    LIVENESS_LAB_TARGET=host locust -f locust/locustfile.py --headless -u 40 -r 10 -t 60s BlockingUser ReactiveUser
+    # The scripted run (ramp, hold, cool-down, quiet): see scripts/demo.sh, which sets LIVENESS_LAB_SHAPE=demo.
+
+Where each variant answers: ``liveness_lab/variants.py`` (``LIVENESS_LAB_TARGET=cluster|host``, or
+``LIVENESS_LAB_<VARIANT>_HOST=http://127.0.0.1:PORT`` for one variant). Offloaded and virtual are off in
+the chart by default: pick the classes of the variants that are deployed.
+
+Options (command line, web UI "Custom parameters", or environment):
+    --latency-ms        LIVENESS_LAB_LATENCY_MS=1000   how long the service waits per request
+    --rate-per-user     LIVENESS_LAB_RATE_PER_USER=1   requests per second each user aims for
+Environment only:
+    LIVENESS_LAB_REQUEST_TIMEOUT_S=10   a request waiting longer counts as failed (a blocked pod queues them)
+    LIVENESS_LAB_SHAPE=demo             use liveness_lab.shape.DemoShape (ramp, hold, cool-down, quiet)
+    LIVENESS_LAB_PODS_TAB=on|off        the Pods tab (liveness_lab/pods_tab.py)
+"""
+
+import os
+
+from locust import FastHttpUser, constant_throughput, events, task
+
+from liveness_lab import pods_tab
+from liveness_lab.variants import request_name, target_host
+
+if os.environ.get("LIVENESS_LAB_SHAPE") == "demo":
+    # Only imported on request: a shape class in the module would replace the web UI's users/rate form.
+    from liveness_lab.shape import DemoShape  # noqa: F401
+
+# Longer than the service's usual latency, far shorter than Locust's 60 s default, so a blocked pod shows
+# up as failures within the run instead of as requests that never end.
+REQUEST_TIMEOUT_S = float(os.environ.get("LIVENESS_LAB_REQUEST_TIMEOUT_S", "10"))
+
+
+@events.init_command_line_parser.add_listener
+def _options(parser):
+    parser.add_argument(
+        "--latency-ms", type=int, default=1000, env_var="LIVENESS_LAB_LATENCY_MS",
+        help="latency each /api/work request asks the service for, in ms",
+    )
+    parser.add_argument(
+        "--rate-per-user", type=float, default=1.0, env_var="LIVENESS_LAB_RATE_PER_USER",
+        help="requests per second each user aims for (constant_throughput)",
+    )
+
+
+@events.init.add_listener
+def _pods_tab(environment, **_kwargs):
+    # Master or local runner only: workers have no web UI.
+    pods_tab.install(environment)
+
+
+class VariantUser(FastHttpUser):
+    """One variant's users: /api/work at a constant rate. Subclasses name the variant."""
+
+    abstract = True
+    variant = ""
+    network_timeout = REQUEST_TIMEOUT_S
+    connection_timeout = REQUEST_TIMEOUT_S
+
+    def wait_time(self):
+        # constant_throughput keeps its pacing state on the user, so building it per call is safe; this
+        # way the rate can change from the web UI between runs.
+        return constant_throughput(self._option("rate_per_user", 1.0))(self)
+
+    @task
+    def work(self):
+        self.client.get(f"/api/work?latencyMs={self._option('latency_ms', 1000)}", name=request_name(self.variant))
+
+    def _option(self, name, default):
+        return getattr(self.environment.parsed_options, name, default)
+
+
+class BlockingUser(VariantUser):
+    """Blocks the Netty event loop while it waits: its probes time out and the kubelet restarts it."""
+
+    variant = "blocking"
+    host = target_host(variant)
+
+
+class ReactiveUser(VariantUser):
+    """Waits on a timer; the event loops stay free and the probes answer."""
+
+    variant = "reactive"
+    host = target_host(variant)
+
+
+class OffloadedUser(VariantUser):
+    """Blocks on Reactor's boundedElastic pool: probes answer, latency grows."""
+
+    variant = "offloaded"
+    host = target_host(variant)
+
+
+class VirtualUser(VariantUser):
+    """Blocks on a virtual thread."""
+
+    variant = "virtual"
+    host = target_host(variant)

@@ -1,0 +1,148 @@
+"""Records a timeline of liveness-lab's pods, their events and the CPU while a scripted run swarms.
+
+Usage (from locust/, as scripts/demo.sh runs it):
+    python -m report.recorder --out reports/<ts>/timeline.jsonl --duration 400
+
+One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's stats history) and ``kind``:
+
+- ``pods``: every ``--every`` seconds, the pods (``kube.pod_record``: ready, restarts, last termination);
+- ``event``: each new or re-counted event about a pod (``Unhealthy``, ``Killing``, ``BackOff``...);
+- ``cpu``: the machine's CPU busy fraction from /proc/stat (kind's node shares this kernel), and
+  ``throttle``: CFS throttling per pod from the kubelet's cAdvisor metrics, when the API allows
+  ``nodes/proxy`` (an admin kubeconfig does; the in-cluster Role does not, and the report says so);
+- ``error``: the API did not answer (the run goes on; the report counts the gaps).
+
+Stops after ``--duration`` seconds or on SIGTERM/SIGINT, whichever comes first.
+"""
+
+import argparse
+import json
+import re
+import signal
+import sys
+import time
+
+from liveness_lab.kube import Kube, KubeUnavailable, event_record, pod_record
+
+THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
+_METRIC = re.compile(r'^(\w+)\{([^}]*)\}\s+([0-9.eE+-]+)')
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def cpu_times(path="/proc/stat"):
+    """(busy, total) jiffies of all CPUs, or None off Linux."""
+    try:
+        with open(path, encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
+def parse_throttle(text: str, namespace: str) -> dict:
+    """Per pod, the cAdvisor CPU counters of its containers in NAMESPACE: {pod: {metric: value}}."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith(THROTTLE_METRICS):
+            continue
+        m = _METRIC.match(line)
+        if not m:
+            continue
+        labels = dict(_LABEL.findall(m.group(2)))
+        if labels.get("namespace") != namespace or not labels.get("container") or labels.get("cpu", "total") != "total":
+            continue
+        pod = out.setdefault(labels.get("pod", ""), {})
+        pod[m.group(1)] = pod.get(m.group(1), 0.0) + float(m.group(3))
+    return out
+
+
+class Recorder:
+    def __init__(self, out, kube: Kube, every=1.0, events_every=2.0, throttle_every=15.0):
+        self.out, self.kube = out, kube
+        self.every, self.events_every, self.throttle_every = every, events_every, throttle_every
+        self.seen_events = set()
+        self.node = None
+        self.throttle_ok = True
+        self.stopped = False
+
+    def write(self, kind, **fields):
+        self.out.write(json.dumps({"t": round(time.time(), 3), "kind": kind, **fields}) + "\n")
+        self.out.flush()
+
+    def pods(self):
+        pods = self.kube.pods()
+        if pods and not self.node:
+            self.node = pods[0].get("spec", {}).get("nodeName")
+        self.write("pods", pods=[pod_record(p) for p in pods])
+
+    def events(self):
+        for e in map(event_record, self.kube.events()):
+            key = (e["uid"], e["count"], e["last"])
+            if e["variant"] and key not in self.seen_events:
+                self.seen_events.add(key)
+                self.write("event", **e)
+
+    def throttle(self):
+        if not (self.node and self.throttle_ok):
+            return
+        try:
+            text = self.kube.node_proxy(self.node, "metrics/cadvisor").decode("utf-8", "replace")
+        except KubeUnavailable as e:
+            self.throttle_ok = False  # typically 403: no nodes/proxy; said once, not every 15 s
+            self.write("error", what="throttle", message=str(e))
+            return
+        self.write("throttle", pods=parse_throttle(text, self.kube.namespace))
+
+    def run(self, duration):
+        started = time.time()
+        last_events = last_throttle = 0.0
+        cpu_before = cpu_times()
+        self.write("start", namespace=self.kube.namespace)
+        while not self.stopped and time.time() - started < duration:
+            tick = time.time()
+            try:
+                self.pods()
+                if tick - last_events >= self.events_every:
+                    self.events()
+                    last_events = tick
+                if tick - last_throttle >= self.throttle_every:
+                    self.throttle()
+                    last_throttle = tick
+            except KubeUnavailable as e:
+                self.write("error", what="api", message=str(e))
+            cpu_now = cpu_times()
+            if cpu_before and cpu_now and cpu_now[1] - cpu_before[1] >= 50:  # >= ~0.25 s of jiffies: no noise
+                self.write("cpu", busy=round((cpu_now[0] - cpu_before[0]) / (cpu_now[1] - cpu_before[1]), 3))
+                cpu_before = cpu_now
+            time.sleep(max(0.0, self.every - (time.time() - tick)))
+        # A last look, so restarts that happened in the final second are counted.
+        try:
+            self.events()
+            self.throttle()
+        except KubeUnavailable as e:
+            self.write("error", what="api", message=str(e))
+        self.write("stop")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="timeline file (JSON lines), appended to")
+    parser.add_argument("--duration", type=float, required=True, help="seconds to record at most")
+    parser.add_argument("--namespace", default=None, help="default: $LIVENESS_LAB_NAMESPACE or liveness-lab")
+    parser.add_argument("--every", type=float, default=1.0, help="seconds between pod snapshots")
+    args = parser.parse_args(argv)
+    with open(args.out, "a", encoding="utf-8") as out:
+        recorder = Recorder(out, Kube(args.namespace), every=args.every)
+
+        def stop(*_):
+            recorder.stopped = True
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        recorder.run(args.duration)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

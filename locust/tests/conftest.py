@@ -1,0 +1,86 @@
+"""Shared fixtures: the real service jar in blocking and reactive modes on 127.0.0.1, and helpers.
+
+The jar is $LIVENESS_LAB_SERVICE_JAR (scripts/test-locust.sh builds it with the Maven wrapper when it
+is missing) run by $JAVA_HOME/bin/java. Ports 18080-18083 are this suite's: 18080 blocking, 18081
+reactive, 18082 a closed port standing in for an unreachable Kubernetes API, 18083 Locust's web UI.
+"""
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+LOCUST_DIR = Path(__file__).resolve().parents[1]
+REPO = LOCUST_DIR.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PORTS = {"blocking": 18080, "reactive": 18081}
+CLOSED_PORT = 18082
+WEB_UI_PORT = 18083
+
+
+def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:
+    """Until URL answers 2xx, at most TIMEOUT seconds (loopback only)."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if 200 <= r.status < 300:
+                    return
+        except Exception as e:  # not up yet
+            last = e
+        time.sleep(0.5)
+    raise TimeoutError(f"{url} did not answer within {timeout}s: {last}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def services(tmp_path_factory):
+    """{variant: base URL} of the service jar running in blocking and reactive modes."""
+    jar = os.environ.get("LIVENESS_LAB_SERVICE_JAR", str(REPO / "service/target/liveness-lab-service.jar"))
+    java = Path(os.environ.get("JAVA_HOME", "/usr")) / "bin/java"
+    if not Path(jar).exists():
+        pytest.fail(f"service jar {jar} is missing: run scripts/test-locust.sh, which builds it")
+    logs = tmp_path_factory.mktemp("service-logs")
+    procs = {}
+    try:
+        for mode, port in PORTS.items():
+            log = open(logs / f"{mode}.log", "w")
+            # 4 event loops, as the chart pins them: more than 4 requests in flight block a blocking pod.
+            procs[mode] = subprocess.Popen(
+                [str(java), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dreactor.netty.ioWorkerCount=4", "-jar", jar,
+                 f"--server.port={port}", "--server.address=127.0.0.1"],
+                env={**os.environ, "APP_MODE": mode}, stdout=log, stderr=subprocess.STDOUT,
+            )
+        for mode, port in PORTS.items():
+            wait_http(f"http://127.0.0.1:{port}/livez", 120, procs[mode])
+        yield {mode: f"http://127.0.0.1:{port}" for mode, port in PORTS.items()}
+    finally:
+        for proc in procs.values():
+            stop(proc)
+
+
+def locust_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "locust", "-f", str(LOCUST_DIR / "locustfile.py"), *args]
+
+
+def run_env(services: dict, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LIVENESS_LAB_")}
+    env.update({f"LIVENESS_LAB_{v.upper()}_HOST": url for v, url in services.items()})
+    env.update(extra)
+    return env

@@ -1,0 +1,63 @@
+"""The locustfile swarms real service instances: every variant's requests succeed."""
+
+import csv
+import subprocess
+
+import pytest
+from conftest import LOCUST_DIR, locust_cmd, run_env
+
+from liveness_lab import variants
+from liveness_lab.shape import phases
+
+
+def test_each_variant_answers_every_request_in_a_15_second_headless_run(services, tmp_path):
+    # 3 users per variant at 2 req/s of 200 ms: under a blocking pod's 4 event loops, so nothing fails.
+    proc = subprocess.run(
+        locust_cmd("--headless", "-u", "6", "-r", "6", "-t", "15s", "--latency-ms", "200", "--rate-per-user", "2",
+                   "--csv", str(tmp_path / "run"), "--only-summary", "BlockingUser", "ReactiveUser"),
+        cwd=LOCUST_DIR, env=run_env(services, LIVENESS_LAB_PODS_TAB="off"),
+        capture_output=True, text=True, timeout=90,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {r["Name"]: r for r in csv.DictReader(open(tmp_path / "run_stats.csv"))}
+    for variant in ("blocking", "reactive"):
+        row = rows[variants.request_name(variant)]
+        assert int(row["Request Count"]) >= 30, row
+        assert int(row["Failure Count"]) == 0, row
+        assert 190 <= float(row["Median Response Time"]) < 1000, row
+
+
+def test_hosts_default_to_the_in_cluster_services_and_switch_to_the_nodeports():
+    assert variants.target_host("blocking", {}) == "http://liveness-lab-blocking:8080"
+    assert variants.target_host("reactive", {"LIVENESS_LAB_TARGET": "host"}) == "http://127.0.0.1:30081"
+    env = {"LIVENESS_LAB_TARGET": "host", "LIVENESS_LAB_VIRTUAL_HOST": "http://127.0.0.1:18083/"}
+    assert variants.target_host("virtual", env) == "http://127.0.0.1:18083"
+    with pytest.raises(ValueError):
+        variants.target_host("reactive", {"LIVENESS_LAB_TARGET": "elsewhere"})
+
+
+def test_variant_table_matches_the_chart_values():
+    yaml = pytest.importorskip("yaml")
+    values = LOCUST_DIR.parent / "chart/values.yaml"
+    if not values.exists():
+        pytest.skip("chart/values.yaml not there")
+    chart = {name: v["nodePort"] for name, v in yaml.safe_load(values.read_text())["variants"].items()}
+    assert chart == variants.VARIANTS
+
+
+def test_demo_shape_ramps_holds_cools_down_and_stays_quiet_before_it_ends(monkeypatch):
+    env = {"LIVENESS_LAB_USERS": "40", "LIVENESS_LAB_RAMP_S": "10", "LIVENESS_LAB_HOLD_S": "60",
+           "LIVENESS_LAB_COOLDOWN_S": "5", "LIVENESS_LAB_QUIET_S": "30"}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    from liveness_lab.shape import DemoShape
+
+    shape = DemoShape()
+    at = {}
+    for t in (0, 9, 30, 69, 71, 90, 106):
+        monkeypatch.setattr(shape, "get_run_time", lambda t=t: t)
+        at[t] = shape.tick()
+    assert at[0] == (40, 4.0) and at[30] == (40, 4.0) and at[69] == (40, 4.0)
+    assert at[71][0] == 0 and at[90][0] == 0
+    assert at[106] is None
+    assert phases(env)["hold"] == 60

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The scripted run: swarms the chosen variants with the same offered load (ramp, hold, cool-down, then a
+# quiet period), records Locust's stats history and a timeline of the pods and their events, and writes
+# reports/<timestamp>/ with report.html, the PNG plots, summary.md and the raw data. Exits 0 when the
+# verdict passes (every blocking pod restarted after liveness failures; the reactive pods never failed a
+# probe, never restarted and served every request), 1 when it fails, 2 when it cannot tell.
+# Brings the cluster up first when it is not (scripts/cluster-up.sh).
+#
+# Usage: scripts/demo.sh [OPTIONS]
+#   --hold SECONDS       time at full load (default 180)
+#   --ramp SECONDS       time to reach full load (default 10)
+#   --quiet SECONDS      time without load afterwards, to watch recovery (default 90)
+#   --users N            users per variant (default 20)
+#   --rate R             requests per second each user aims for (default 1)
+#   --latency MS         latency each request asks for (default 1000)
+#   --variants LIST      comma-separated, from blocking,reactive,offloaded,virtual (default blocking,reactive);
+#                        offloaded and virtual must be enabled in the chart
+#   --out DIR            report folder (default reports/<UTC timestamp>)
+#   --keep-pods          do not replace pods that restarted before the run (see below)
+#   --help
+#
+# The defaults offer 20 req/s per variant of 1 s each: 20 requests in flight against a blocking pod's
+# 4 event loops saturates it at once, while the reactive pod keeps 20 timers and uses little CPU, so a
+# 2-core machine shows the effect without starving anyone (the report checks that it did not).
+# Pods that restarted before (an earlier run) are replaced first: such a pod carries its CrashLoopBackOff
+# delay (up to 5 minutes) and the kubelet's spent event budget into the run, which then shows fewer
+# restarts and fewer events. Every run starts from the same state instead.
+# Locust runs on the host against kind's NodePorts on 127.0.0.1 (http://127.0.0.1:3008x): no image
+# to build, and the same path a user's browser takes.
+#
+# Environment (defaults): LIVENESS_LAB_READY_WAIT=300s   how long the pods may take to be Ready first
+# shellcheck source-path=SCRIPTDIR
+set -o errexit -o nounset -o pipefail
+
+LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
+# shellcheck source=lib/common.sh
+. "$LL_LIB/common.sh"
+# shellcheck source=lib/cluster.sh
+. "$LL_LIB/cluster.sh"
+# shellcheck source=../locust/venv.sh
+. "$LL_ROOT/locust/venv.sh"
+
+usage() { sed -n '2,/^set -o/{/^set -o/d;/^# shellcheck/d;s/^# \{0,1\}//;p}' "$0"; }
+
+HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY=1000 VARIANTS=blocking,reactive OUT='' KEEP_PODS=0
+parse_args() {
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --hold | --ramp | --quiet | --users | --rate | --latency | --variants | --out)
+        [ $# -ge 2 ] || die "$1 needs a value" "see $0 --help"
+        case $1 in
+          --hold) HOLD=$2 ;; --ramp) RAMP=$2 ;; --quiet) QUIET=$2 ;; --users) USERS=$2 ;;
+          --rate) RATE=$2 ;; --latency) LATENCY=$2 ;; --variants) VARIANTS=$2 ;; --out) OUT=$2 ;;
+        esac
+        shift ;;
+      --keep-pods) KEEP_PODS=1 ;;
+      -h | --help) usage; exit 0 ;;
+      *) die "unknown argument: $1" "see $0 --help" ;;
+    esac
+    shift
+  done
+  local n
+  for n in "$HOLD" "$RAMP" "$QUIET" "$USERS" "$LATENCY"; do
+    [[ $n =~ ^[0-9]+$ ]] || die "'$n' is not a whole number" "see $0 --help"
+  done
+  [[ $RATE =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--rate '$RATE' is not a number" "e.g. --rate 1.5"
+  { [ "$USERS" -gt 0 ] && [ "$HOLD" -gt 0 ]; } || die "--users and --hold must be above 0"
+  local v
+  IFS=, read -r -a VARIANT_LIST <<<"$VARIANTS"
+  [ ${#VARIANT_LIST[@]} -gt 0 ] || die "--variants is empty" "e.g. --variants blocking,reactive"
+  for v in "${VARIANT_LIST[@]}"; do
+    case $v in blocking | reactive | offloaded | virtual) ;; *) die "unknown variant '$v'" "choose from blocking,reactive,offloaded,virtual" ;; esac
+  done
+  OUT=${OUT:-$LL_ROOT/reports/$(date -u +%Y%m%dT%H%M%SZ)}
+}
+
+# variants_ready: every chosen variant's pods exist and are Ready.
+variants_ready() {
+  local v
+  api_answers || return 1
+  for v in "${VARIANT_LIST[@]}"; do
+    kube -n "$LL_NAMESPACE" get deployment "$LL_RELEASE-$v" >/dev/null 2>&1 || return 1
+  done
+}
+
+ensure_cluster() {
+  PATH=$LL_TOOLS/bin:$PATH
+  if variants_ready; then
+    log "cluster up, variants deployed: ${VARIANT_LIST[*]}"
+  else
+    log "cluster or variants not there: running scripts/cluster-up.sh"
+    "$LL_ROOT/scripts/cluster-up.sh"
+    local v
+    for v in "${VARIANT_LIST[@]}"; do
+      kube -n "$LL_NAMESPACE" get deployment "$LL_RELEASE-$v" >/dev/null 2>&1 ||
+        die "variant '$v' is not deployed" "enable it: helm upgrade liveness-lab chart --reuse-values -n $LL_NAMESPACE --set variants.$v.enabled=true (or leave it out of --variants)"
+    done
+  fi
+  [ "$KEEP_PODS" = 1 ] || replace_restarted_pods
+  local v
+  for v in "${VARIANT_LIST[@]}"; do
+    # A pod still starting (or in back-off, with --keep-pods) would start the run half-dead: wait for it.
+    kube -n "$LL_NAMESPACE" wait --for=condition=Ready pod -l "app.kubernetes.io/component=$v" \
+      --timeout="${LIVENESS_LAB_READY_WAIT:-300s}" >/dev/null ||
+      die "the $v pods are not Ready" "kubectl --context $LL_KUBE_CONTEXT -n $LL_NAMESPACE describe pods"
+  done
+}
+
+# replace_restarted_pods: deletes the chosen variants' pods that have restarted; their ReplicaSets
+# create fresh ones (deleting leaves the Deployments, and so the Helm release, as they are).
+replace_restarted_pods() {
+  local v restarted=()
+  for v in "${VARIANT_LIST[@]}"; do
+    mapfile -t -O "${#restarted[@]}" restarted < <(kube -n "$LL_NAMESPACE" get pods -l "app.kubernetes.io/component=$v" \
+      -o jsonpath='{range .items[*]}{.metadata.name} {.status.containerStatuses[*].restartCount}{"\n"}{end}' |
+      awk '$2 > 0 {print $1}')
+  done
+  [ ${#restarted[@]} -gt 0 ] || return 0
+  log "replacing pods that restarted before this run: ${restarted[*]}"
+  kube -n "$LL_NAMESPACE" delete pod "${restarted[@]}" --wait=true --timeout=120s >/dev/null
+}
+
+# user_classes: the locustfile's class of each chosen variant (blocking -> BlockingUser).
+user_classes() {
+  local v
+  for v in "${VARIANT_LIST[@]}"; do printf '%s%sUser\n' "$(tr '[:lower:]' '[:upper:]' <<<"${v:0:1}")" "${v:1}"; done
+}
+
+write_run_json() {
+  cat >"$OUT/run.json" <<JSON
+{
+  "variants": "$VARIANTS",
+  "users_per_variant": $USERS,
+  "rate_per_user": $RATE,
+  "latency_ms": $LATENCY,
+  "phases": {"ramp": $RAMP, "hold": $HOLD, "cooldown": $COOLDOWN, "quiet": $QUIET},
+  "locust_started": $1,
+  "target": "host: kind NodePorts on 127.0.0.1",
+  "namespace": "$LL_NAMESPACE",
+  "cpus": $(nproc),
+  "commit": "$(git -C "$LL_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+}
+JSON
+}
+
+RECORDER_PID=
+stop_recorder() {
+  [ -n "$RECORDER_PID" ] || return 0
+  kill -TERM "$RECORDER_PID" 2>/dev/null || true
+  wait "$RECORDER_PID" 2>/dev/null || true
+  RECORDER_PID=
+}
+
+run_swarm() {
+  local total=$((RAMP + HOLD + COOLDOWN + QUIET)) classes
+  mapfile -t classes < <(user_classes)
+  mkdir -p "$OUT"
+  cd "$LL_ROOT/locust"
+  # The recorder starts first, for a baseline, and may run at most the whole run plus a margin.
+  "$LL_VENV/bin/python" -m report.recorder --out "$OUT/timeline.jsonl" --duration $((total + 120)) \
+    2>"$OUT/recorder.log" &
+  RECORDER_PID=$!
+  trap stop_recorder EXIT
+  sleep 5
+  log "swarming ${VARIANT_LIST[*]}: $USERS users each at $RATE req/s, ${LATENCY} ms; ramp ${RAMP}s, hold ${HOLD}s, quiet ${QUIET}s (~$((total / 60 + 1)) min)"
+  write_run_json "$(date +%s.%N)"
+  # Locust exits 1 when any request failed: expected here (the blocking pods); the verdict decides.
+  env LIVENESS_LAB_TARGET=host LIVENESS_LAB_SHAPE=demo LIVENESS_LAB_PODS_TAB=off \
+    LIVENESS_LAB_USERS=$((USERS * ${#VARIANT_LIST[@]})) LIVENESS_LAB_RAMP_S="$RAMP" LIVENESS_LAB_HOLD_S="$HOLD" \
+    LIVENESS_LAB_COOLDOWN_S="$COOLDOWN" LIVENESS_LAB_QUIET_S="$QUIET" \
+    "$LL_VENV/bin/locust" -f locustfile.py --headless --latency-ms "$LATENCY" --rate-per-user "$RATE" \
+    --csv "$OUT/locust" --csv-full-history --html "$OUT/locust.html" --loglevel WARNING --only-summary \
+    "${classes[@]}" >"$OUT/locust.log" 2>&1 || true
+  sleep 3
+  stop_recorder
+}
+
+main() {
+  parse_args "$@"
+  ensure_locust_venv runtime
+  export LIVENESS_LAB_KUBE_CONTEXT=$LL_KUBE_CONTEXT LIVENESS_LAB_NAMESPACE=$LL_NAMESPACE
+  ensure_cluster
+  run_swarm
+  local rc=0
+  (cd "$LL_ROOT/locust" && "$LL_VENV/bin/python" -m report.build "$OUT") || rc=$?
+  log "report: $OUT/report.html (summary: $OUT/summary.md)"
+  return "$rc"
+}
+
+main "$@"
