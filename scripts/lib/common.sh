@@ -37,9 +37,9 @@ step() {
   logfile=$LL_LOGS/$name.log
   started=$(ll_now)
   log "$name ... (log: $logfile)"
-  ll_heartbeat "$name" "$started" "$BASHPID" &
-  LL_HEARTBEAT_PID=$!
-  if "$@" >"$logfile" 2>&1; then
+  ll_start_heartbeat "$name" "$started"
+  # eval: the command does not inherit the heartbeat's pipe (a daemon it started would hold it open).
+  if eval '"$@"' '>"$logfile"' '2>&1' "$LL_HEARTBEAT_FD>&-"; then
     ll_heartbeat_stop
     log "$name done in $(($(ll_now) - started))s"
   else
@@ -52,27 +52,25 @@ step() {
   fi
 }
 
-# ll_heartbeat NAME STARTED OWNER: every LIVENESS_LAB_HEARTBEAT seconds (default 60), says that a long
-# step is still running, so a 10-minute build does not look like a hang. Ends with ll_heartbeat_stop,
-# or by itself when the OWNER process is gone.
-ll_heartbeat() {
-  local every=${LIVENESS_LAB_HEARTBEAT:-60} sleeper=
-  # sleep in the background so that TERM ends this loop at once, not after the current sleep.
-  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-  while :; do
-    sleep "$every" &
-    sleeper=$!
-    wait "$sleeper"
-    kill -0 "$3" 2>/dev/null || exit 0
-    log "  $1 still running ($(($(ll_now) - $2))s)"
-  done
+LL_HEARTBEAT_FD=
+# ll_start_heartbeat NAME STARTED: every LIVENESS_LAB_HEARTBEAT seconds (default 60), says that a long
+# step is still running, so a 10-minute build does not look like a hang. The heartbeat reads a pipe
+# that this shell holds open: closing it (ll_heartbeat_stop, or this shell's death) ends it at once.
+# No signals: a stopped subshell would run the script's EXIT trap, inherited from it.
+ll_start_heartbeat() {
+  # shellcheck disable=SC2016 # the program is for the inner bash
+  exec {LL_HEARTBEAT_FD}> >(exec bash -c 'every=$1 name=$2 started=$3 base=$4
+    while :; do
+      read -r -t "$every" _ && continue
+      [ $? -gt 128 ] || exit 0 # end of input, not a time-out: the step is over
+      now=$(date +%s)
+      printf "[%4ss]   %s still running (%ss)\n" "$((now - base))" "$name" "$((now - started))" >&2
+    done' heartbeat "${LIVENESS_LAB_HEARTBEAT:-60}" "$1" "$2" "$LL_START")
 }
-LL_HEARTBEAT_PID=
 ll_heartbeat_stop() {
-  [ -n "$LL_HEARTBEAT_PID" ] || return 0
-  kill "$LL_HEARTBEAT_PID" 2>/dev/null || true
-  wait "$LL_HEARTBEAT_PID" 2>/dev/null || true
-  LL_HEARTBEAT_PID=
+  [ -n "$LL_HEARTBEAT_FD" ] || return 0
+  exec {LL_HEARTBEAT_FD}>&-
+  LL_HEARTBEAT_FD=
 }
 
 # kill_tree PID: ends a background job and everything it started (a plain kill would leave its

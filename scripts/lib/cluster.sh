@@ -1,0 +1,166 @@
+# shellcheck shell=bash
+# The kind cluster and the chart: registry check, derived kind config, create-or-reuse, image loading,
+# helm release. Source after common.sh and tools.sh.
+#
+# Environment it reads (with defaults):
+#   LIVENESS_LAB_HELM_TIMEOUT=10m   how long helm waits for every pod to be Ready
+#   LIVENESS_LAB_NODE_WAIT=300s     how long to wait for the node to be Ready
+
+LL_KUBE_CONTEXT=kind-$KIND_CLUSTER_NAME
+LL_NAMESPACE=liveness-lab
+LL_RELEASE=liveness-lab
+
+kube() { kubectl --context "$LL_KUBE_CONTEXT" "$@"; }
+
+# registry_answers IMAGE: the image is here already, or its registry serves its manifest. Where no
+# registry can be reached the name does not resolve, so this fails within a second or two.
+registry_answers() {
+  command -v docker >/dev/null 2>&1 || return 1
+  docker image inspect "$1" >/dev/null 2>&1 && return 0
+  timeout 20 docker manifest inspect "$1" >/dev/null 2>&1
+}
+
+pull_if_missing() {
+  docker image inspect "$1" >/dev/null 2>&1 && { log "image $1: present"; return 0; }
+  step "pull-$(echo "${1%%[@:]*}" | tr / _)" docker pull "$1"
+}
+
+cluster_exists() { kind get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER_NAME"; }
+chart_present() { [ -f "$LL_ROOT/chart/Chart.yaml" ]; }
+api_answers() { kube get --raw /readyz >/dev/null 2>&1; }
+
+# render_kind_config MODE OUT: kind-config.yaml plus what this host and mode need. The top-level file
+# stays the same everywhere; the additions go to a derived copy.
+render_kind_config() {
+  local mode=$1 out=$2
+  mkdir -p "$(dirname "$out")"
+  if [ "$mode" = airgap ]; then
+    # kindnetd's image cannot be had offline; the local node image brings a static CNI config.
+    sed 's/^networking:$/networking:\n  disableDefaultCNI: true/' "$LL_ROOT/kind-config.yaml" >"$out"
+    grep -q disableDefaultCNI "$out" || die "kind-config.yaml has no 'networking:' section to extend"
+  else
+    cp "$LL_ROOT/kind-config.yaml" "$out"
+  fi
+  if host_on_cgroup_v1; then
+    # kubelet >= 1.35 refuses cgroup v1 unless told otherwise.
+    cat >>"$out" <<'EOF'
+kubeadmConfigPatches:
+  - |
+    kind: KubeletConfiguration
+    failCgroupV1: false
+EOF
+  fi
+}
+
+LL_CREATING=0
+# cleanup_half_created_cluster: after a failure or Ctrl-C during 'kind create', no node is left behind.
+cleanup_half_created_cluster() {
+  [ "$LL_CREATING" = 1 ] || return 0
+  LL_CREATING=0
+  log "removing the half-created cluster"
+  kind delete cluster --name "$KIND_CLUSTER_NAME" >/dev/null 2>&1 || true
+}
+
+# reuse_cluster: an existing cluster, started again if Docker stopped its node.
+reuse_cluster() {
+  local node=$KIND_CLUSTER_NAME-control-plane waited=0
+  if ! api_answers; then
+    log "cluster $KIND_CLUSTER_NAME exists but its API does not answer; starting its node"
+    docker start "$node" >/dev/null 2>&1 || true
+    until api_answers; do
+      sleep 2
+      waited=$((waited + 2))
+      [ "$waited" -lt 120 ] || die "cluster $KIND_CLUSTER_NAME exists but does not answer" \
+        "scripts/cluster-down.sh, then scripts/cluster-up.sh again"
+    done
+  fi
+  log "cluster $KIND_CLUSTER_NAME: exists, reused (node image $(docker inspect --format '{{.Config.Image}}' "$node" 2>/dev/null))"
+}
+
+# create_cluster IMAGE MODE: the kind cluster, created or reused, with its node Ready.
+create_cluster() {
+  local image=$1 mode=$2 config=$LL_CACHE/generated/kind-config.yaml node=$KIND_CLUSTER_NAME-control-plane
+  if cluster_exists; then
+    ensure_kubectl "$node"
+    reuse_cluster
+  else
+    render_kind_config "$mode" "$config"
+    LL_CREATING=1
+    step create-cluster kind create cluster --name "$KIND_CLUSTER_NAME" --config "$config" --image "$image"
+    LL_CREATING=0
+    ensure_kubectl "$node"
+  fi
+  step wait-node-ready kube wait --for=condition=Ready node --all --timeout="${LIVENESS_LAB_NODE_WAIT:-300s}"
+}
+
+LL_IMAGES_CHANGED=0
+# load_image IMAGE: 'kind load' it; kind skips an image the node already has with the same ID.
+load_image() {
+  local name logfile
+  name=load-$(echo "${1%%:*}" | tr / _)
+  logfile=$LL_LOGS/$name.log
+  step "$name" kind load docker-image "$1" --name "$KIND_CLUSTER_NAME"
+  grep -q "already present" "$logfile" || LL_IMAGES_CHANGED=1
+}
+
+# helm_flags: where the release lives.
+helm_flags() { echo --namespace "$LL_NAMESPACE" --kube-context "$LL_KUBE_CONTEXT"; }
+
+# release_status: the release's status (deployed, failed, ...), or nothing.
+release_status() {
+  # shellcheck disable=SC2046 # helm_flags is meant to split into words
+  helm status "$LL_RELEASE" $(helm_flags) -o json 2>/dev/null | jq -r .info.status
+}
+
+# chart_images KUBERNETES-VERSION: every image the chart's manifests name, once each.
+chart_images() {
+  # shellcheck disable=SC2046
+  helm template "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) --kube-version "$1" |
+    sed -n 's/^[[:space:]-]*image:[[:space:]]*"\{0,1\}\([^" ]*\)"\{0,1\}[[:space:]]*$/\1/p' | sort -u
+}
+
+# release_ever_deployed: some revision of the release reached "deployed" (it may have been superseded since).
+release_ever_deployed() {
+  # shellcheck disable=SC2046
+  helm history "$LL_RELEASE" $(helm_flags) -o json 2>/dev/null |
+    jq -e 'any(.[]; .status == "deployed" or .status == "superseded")' >/dev/null
+}
+
+# release_up_to_date: the deployed release is what the chart renders now (a dry-run upgrade renders
+# against the cluster, as the real one would, and changes nothing).
+release_up_to_date() {
+  local deployed planned
+  [ "$(release_status)" = deployed ] || return 1
+  # shellcheck disable=SC2046
+  deployed=$(helm get manifest "$LL_RELEASE" $(helm_flags)) &&
+    planned=$(helm upgrade "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) --dry-run -o json | jq -r .manifest) &&
+    [ "$deployed" = "$planned" ]
+}
+
+# install_chart: helm upgrade --install, only when something changed; pods of a release that was
+# already there restart when 'kind load' brought a new image under the same tag. --take-ownership: the
+# chart renders its own Namespace (with Pod Security labels), which --create-namespace made first.
+install_chart() {
+  local existed=0 selector=app.kubernetes.io/instance=$LL_RELEASE timeout=${LIVENESS_LAB_HELM_TIMEOUT:-10m}
+  ensure_helm
+  ensure_pkg jq jq
+  [ -z "$(release_status)" ] || existed=1
+  if [ "$existed" = 1 ] && ! release_ever_deployed; then
+    # A first install that failed half-way leaves a release that 'helm upgrade' cannot repair.
+    # shellcheck disable=SC2046
+    step helm-uninstall-failed helm uninstall "$LL_RELEASE" $(helm_flags) --wait
+    existed=0
+  fi
+  if release_up_to_date; then
+    log "chart: release $LL_RELEASE is up to date, not touched"
+  else
+    # shellcheck disable=SC2046
+    step helm-upgrade helm upgrade --install "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) \
+      --create-namespace --take-ownership --wait --timeout "$timeout"
+  fi
+  if [ "$existed" = 1 ] && [ "$LL_IMAGES_CHANGED" = 1 ]; then
+    step restart-pods kube -n "$LL_NAMESPACE" rollout restart deployment -l "$selector"
+  fi
+  # Deployments, not pods: 'kubectl wait pod' would wait for ever on a pod that is going away.
+  step wait-pods-ready kube -n "$LL_NAMESPACE" rollout status deployment -l "$selector" --timeout "$timeout"
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Quick checks of the cluster scripts that need no cluster and no Docker (a few seconds): the plan
+# cluster-up.sh prints where a registry answers and where none does, argument errors, the kind config
+# and its derived copies, and shellcheck of every cluster script. The real cluster is tested by
+# scripts/test-e2e.sh.
+#
+# Usage: scripts/test-cluster.sh [--help]
+# Ends with "N passed, N failed"; exits non-zero when any check fails.
+# shellcheck source-path=SCRIPTDIR
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PASSED=0
+FAILED=0
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+case ${1:-} in
+  "") ;;
+  -h | --help) sed -n '2,/^set -o/{/^set -o/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+  *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
+esac
+
+# check NAME COMMAND...: runs COMMAND quietly, one line with the verdict; the output on failure.
+check() {
+  local name=$1
+  shift
+  if "$@" >"$OUT/last" 2>&1; then
+    PASSED=$((PASSED + 1))
+    echo "ok    $name"
+  else
+    FAILED=$((FAILED + 1))
+    echo "FAIL  $name"
+    sed 's/^/      /' "$OUT/last" | tail -n 20
+  fi
+}
+
+# plan REGISTRY [ARGS...]: the dry-run plan with the registry answer forced.
+plan() {
+  local answer=$1
+  shift
+  LIVENESS_LAB_REGISTRY=$answer "$ROOT/scripts/cluster-up.sh" --dry-run "$@"
+}
+
+# shellcheck source=versions.env
+. "$ROOT/scripts/versions.env"
+
+plan_with_registry() {
+  plan yes >"$OUT/p" && cat "$OUT/p" &&
+    grep -q "mode: *registry" "$OUT/p" &&
+    grep -qF "node image:    $KIND_NODE_IMAGE (pulled)" "$OUT/p" &&
+    grep -qF "JRE base:      $JRE_BASE_IMAGE (pulled)" "$OUT/p" &&
+    ! grep -q "disableDefaultCNI" "$OUT/p"
+}
+
+plan_without_registry() {
+  plan no >"$OUT/p" && cat "$OUT/p" &&
+    grep -q "mode: *airgap" "$OUT/p" &&
+    grep -qF "node image:    $LOCAL_NODE_IMAGE:$KUBERNETES_VERSION (built here" "$OUT/p" &&
+    grep -qF "JRE base:      $LOCAL_JRE_BASE_IMAGE (built here" "$OUT/p" &&
+    grep -qF "Locust base:   $LOCAL_PYTHON_BASE_IMAGE (built here" "$OUT/p" &&
+    grep -q "disableDefaultCNI" "$OUT/p"
+}
+
+airgap_flag_wins() { plan yes --airgap >"$OUT/p" && grep -q "mode: *airgap (--airgap given)" "$OUT/p"; }
+
+# The automatic check must decide within its 20 s limit whatever the network does.
+auto_decides() {
+  timeout 60 "$ROOT/scripts/cluster-up.sh" --dry-run >"$OUT/p" && grep -E "mode: *(registry|airgap)" "$OUT/p"
+}
+
+dry_run_changes_nothing() {
+  local before after
+  before=$(docker ps -aq 2>/dev/null | sort)
+  plan no >/dev/null
+  after=$(docker ps -aq 2>/dev/null | sort)
+  [ "$before" = "$after" ]
+}
+
+bad_registry_setting_fails() {
+  ! plan maybe >"$OUT/o" 2>"$OUT/e" && grep -q "LIVENESS_LAB_REGISTRY must be" "$OUT/e"
+}
+
+# unknown_argument_fails SCRIPT: exit 2, the error and its fix on stderr, nothing on stdout.
+unknown_argument_fails() {
+  local rc=0
+  "$ROOT/scripts/$1" --no-such-flag >"$OUT/o" 2>"$OUT/e" || rc=$?
+  cat "$OUT/e"
+  [ "$rc" = 2 ] && [ ! -s "$OUT/o" ] && grep -q "unknown argument: --no-such-flag" "$OUT/e" && grep -q "fix:" "$OUT/e"
+}
+
+help_works() { "$ROOT/scripts/$1" --help >"$OUT/h" && grep -q "^Usage: scripts/$1" "$OUT/h"; }
+
+# kind-config.yaml maps every NodePort of the chart, on 127.0.0.1 only.
+kind_config_ports() {
+  local f=$ROOT/kind-config.yaml pair
+  grep -q '^name: liveness-lab$' "$f" && grep -q 'apiServerAddress: "127.0.0.1"' "$f" &&
+    [ "$(grep -c 'role: control-plane' "$f")" = 1 ] && [ "$(grep -c 'role:' "$f")" = 1 ] || return 1
+  for pair in 30080:30080 30081:30081 30082:30082 30083:30083 30089:8089; do
+    grep -A1 "containerPort: ${pair%%:*}" "$f" | grep -q "hostPort: ${pair##*:}$" || { echo "no mapping $pair"; return 1; }
+  done
+  [ "$(grep -c 'listenAddress: "127.0.0.1"' "$f")" = 5 ]
+}
+
+# render MODE: the derived kind config of cluster.sh for MODE.
+render() {
+  (
+    # shellcheck source=lib/common.sh
+    . "$ROOT/scripts/lib/common.sh"
+    # shellcheck source=lib/gobuild.sh
+    . "$ROOT/scripts/lib/gobuild.sh"
+    export LL_TOOLS=$OUT/tools
+    # shellcheck source=lib/tools.sh
+    . "$ROOT/scripts/lib/tools.sh"
+    # shellcheck source=lib/cluster.sh
+    . "$ROOT/scripts/lib/cluster.sh"
+    render_kind_config "$1" "$OUT/kind-$1.yaml"
+  )
+}
+
+derived_config_airgap() {
+  render airgap && cat "$OUT/kind-airgap.yaml" &&
+    grep -A1 '^networking:$' "$OUT/kind-airgap.yaml" | grep -q '^  disableDefaultCNI: true$' &&
+    yaml_parses "$OUT/kind-airgap.yaml"
+}
+
+derived_config_registry() {
+  render registry && ! grep -q disableDefaultCNI "$OUT/kind-registry.yaml" &&
+    if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+      ! grep -q failCgroupV1 "$OUT/kind-registry.yaml"
+    else
+      grep -q 'failCgroupV1: false' "$OUT/kind-registry.yaml"
+    fi && yaml_parses "$OUT/kind-registry.yaml"
+}
+
+# yaml_parses FILE: a YAML parser accepts it (PyYAML when present; else only the shape is checked).
+yaml_parses() {
+  if python3 -c 'import yaml' 2>/dev/null; then
+    python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); assert d["kind"] == "Cluster"' "$1"
+  fi
+}
+
+shellcheck_clean() {
+  command -v shellcheck >/dev/null || { echo "shellcheck is not installed (apt-get install shellcheck)"; return 1; }
+  (cd "$ROOT" && shellcheck -x scripts/cluster-up.sh scripts/cluster-down.sh scripts/test-e2e.sh \
+    scripts/test-cluster.sh scripts/lib/*.sh)
+}
+
+check "dry-run plan where a registry answers" plan_with_registry
+check "dry-run plan where no registry answers" plan_without_registry
+check "--airgap builds locally even where a registry answers" airgap_flag_wins
+check "automatic registry check decides" auto_decides
+check "dry-run starts no container" dry_run_changes_nothing
+check "LIVENESS_LAB_REGISTRY=maybe is refused" bad_registry_setting_fails
+check "cluster-up.sh: unknown argument" unknown_argument_fails cluster-up.sh
+check "cluster-down.sh: unknown argument" unknown_argument_fails cluster-down.sh
+check "test-e2e.sh: unknown argument" unknown_argument_fails test-e2e.sh
+check "cluster-up.sh --help" help_works cluster-up.sh
+check "cluster-down.sh --help" help_works cluster-down.sh
+check "test-e2e.sh --help" help_works test-e2e.sh
+check "kind-config.yaml maps the chart's NodePorts on 127.0.0.1" kind_config_ports
+check "derived kind config, air-gapped" derived_config_airgap
+check "derived kind config, registry" derived_config_registry
+check "shellcheck" shellcheck_clean
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# End-to-end test of the cluster scripts on a real kind cluster: scripts/cluster-up.sh, then the node
+# and every kube-system pod Ready and a NodePort answering on 127.0.0.1, then scripts/cluster-down.sh
+# (also when a check fails). Prints the diagnostics a person needs when something fails.
+#
+# Usage: scripts/test-e2e.sh [--keep] [--help] [-- CLUSTER-UP-ARGS...]
+#   --keep   leave the cluster up afterwards
+#
+# Environment: the LIVENESS_LAB_* settings of scripts/cluster-up.sh pass through, plus
+#   LIVENESS_LAB_E2E_WAIT=300s   how long kube-system pods may take to become Ready
+# Ends with "N passed, N failed"; exits non-zero when any check fails.
+# shellcheck source-path=SCRIPTDIR
+set -o errexit -o nounset -o pipefail
+
+LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
+# shellcheck source=lib/common.sh
+. "$LL_LIB/common.sh"
+# shellcheck source=lib/gobuild.sh
+. "$LL_LIB/gobuild.sh"
+# shellcheck source=lib/tools.sh
+. "$LL_LIB/tools.sh"
+# shellcheck source=lib/cluster.sh
+. "$LL_LIB/cluster.sh"
+
+usage() { sed -n '2,/^set -o/{/^set -o/d;s/^# \{0,1\}//;p}' "$0"; }
+
+KEEP=0
+UP_ARGS=()
+parse_args() {
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --keep) KEEP=1 ;;
+      -h | --help) usage; exit 0 ;;
+      --) shift; UP_ARGS=("$@"); return 0 ;;
+      *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
+    esac
+    shift
+  done
+}
+
+PASSED=0
+FAILED=0
+# check NAME COMMAND...: one line per check, with its duration.
+check() {
+  local name=$1 started rc=0
+  shift
+  started=$(ll_now)
+  "$@" || rc=$?
+  if [ "$rc" = 0 ]; then
+    PASSED=$((PASSED + 1))
+    printf 'ok    %-55s %4ss\n' "$name" "$(($(ll_now) - started))"
+  else
+    FAILED=$((FAILED + 1))
+    printf 'FAIL  %-55s %4ss\n' "$name" "$(($(ll_now) - started))"
+  fi
+  return "$rc"
+}
+
+cluster_up() { "$LL_ROOT/scripts/cluster-up.sh" "${UP_ARGS[@]}"; }
+cluster_down() { "$LL_ROOT/scripts/cluster-down.sh"; }
+
+node_ready() {
+  [ "$(kube get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | sort -u)" = True ]
+}
+
+kube_system_ready() {
+  kube -n kube-system wait --for=condition=Ready pod --all --timeout="${LIVENESS_LAB_E2E_WAIT:-300s}"
+}
+
+# http_answers PORT [PATH]: anything answers HTTP on 127.0.0.1:PORT within a minute (the network
+# rule: loopback only). A minute, because a Service answers "connection refused" while its only pod
+# is not Ready, which a freshly started JVM may briefly be.
+http_answers() {
+  local code waited=0
+  while :; do
+    code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$1${2:-/}" || true)
+    [ "$code" = 000 ] || break
+    [ "$waited" -lt 60 ] || break
+    sleep 2
+    waited=$((waited + 2))
+  done
+  echo "127.0.0.1:$1${2:-/} -> HTTP $code after ${waited}s"
+  [ "$code" != 000 ]
+}
+
+# host_port NODEPORT: the host port kind-config.yaml maps a NodePort to (the Locust UI's differs).
+host_port() {
+  awk -v np="$1" '/containerPort:/ { c = $3 } /hostPort:/ && c == np { print $2; exit }' "$LL_ROOT/kind-config.yaml"
+}
+
+# A NodePort in front of CoreDNS's health endpoint: needs no image beyond the cluster's own.
+probe_service() {
+  cat <<EOF
+apiVersion: v1
+kind: Service
+metadata:
+  name: e2e-nodeport-probe
+  namespace: kube-system
+spec:
+  type: NodePort
+  selector:
+    k8s-app: kube-dns
+  ports:
+    - name: health
+      port: 8080
+      targetPort: 8080
+      nodePort: 30080
+EOF
+}
+
+# nodeport_answers: every NodePort of the chart where it is installed, else a CoreDNS probe Service.
+nodeport_answers() {
+  local nodeport port
+  if helm status "$LL_RELEASE" --namespace "$LL_NAMESPACE" --kube-context "$LL_KUBE_CONTEXT" >/dev/null 2>&1; then
+    for nodeport in $(kube -n "$LL_NAMESPACE" get services -o jsonpath='{.items[*].spec.ports[*].nodePort}'); do
+      port=$(host_port "$nodeport")
+      [ -n "$port" ] || { echo "NodePort $nodeport is not mapped in kind-config.yaml"; return 1; }
+      http_answers "$port" || return 1
+    done
+    return 0
+  fi
+  probe_service | kube apply -f - >/dev/null
+  # kube-proxy programs the NodePort within a few seconds.
+  http_answers 30080 /health || { kube -n kube-system delete service e2e-nodeport-probe >/dev/null; return 1; }
+  kube -n kube-system delete service e2e-nodeport-probe >/dev/null
+}
+
+diagnostics() {
+  echo "--- diagnostics ---"
+  kube get nodes -o wide || true
+  kube get pods -A -o wide || true
+  kube get events -A --sort-by=.lastTimestamp | tail -n 30 || true
+  local pod
+  for pod in $(kube get pods -A --no-headers 2>/dev/null |
+    awk '{ split($3, r, "/") } r[1] != r[2] && $4 != "Completed" { print $1 "/" $2 }'); do
+    echo "--- pod $pod (not ready) ---"
+    kube -n "${pod%%/*}" describe pod "${pod##*/}" | tail -n 25 || true
+    kube -n "${pod%%/*}" logs "${pod##*/}" --all-containers --tail=20 || true
+  done
+  echo "step logs: $LL_LOGS"
+}
+
+on_exit() {
+  local rc=$?
+  # Subshells (background jobs) inherit this trap; only the script itself reports and cleans up.
+  [ "$BASHPID" = "$$" ] || return 0
+  trap - EXIT
+  if [ "$FAILED" -gt 0 ] || [ "$rc" -ne 0 ]; then diagnostics || true; fi
+  if [ "$KEEP" = 0 ]; then check "cluster-down.sh" cluster_down || true; fi
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" = 0 ] && [ "$rc" = 0 ] || exit 1
+}
+
+main() {
+  parse_args "$@"
+  trap on_exit EXIT
+  trap 'exit 130' INT TERM
+  check "cluster-up.sh ${UP_ARGS[*]}" cluster_up || exit 1
+  ensure_kubectl "$KIND_CLUSTER_NAME-control-plane" >/dev/null 2>&1
+  check "node Ready" node_ready || true
+  check "every kube-system pod Ready" kube_system_ready || true
+  check "a NodePort answers on 127.0.0.1" nodeport_answers || true
+}
+
+main "$@"
