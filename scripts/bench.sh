@@ -17,6 +17,8 @@ set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib/gobuild.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib/venv.sh"
 
 usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
 
@@ -68,13 +70,6 @@ ensure_jar() {
   "$LL_ROOT/service/mvnw" -f "$LL_ROOT/service/pom.xml" -B -q package -DskipTests
 }
 
-ensure_plotting() {
-  local venv=$LL_ROOT/.venv pin
-  pin=$(grep -i '^matplotlib==' "$LL_ROOT/$LOCUST_REQUIREMENTS" || echo matplotlib)
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -c 'import matplotlib' 2>/dev/null || "$venv/bin/pip" install -q "$pin"
-  PYTHON=$venv/bin/python
-}
 
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
@@ -141,7 +136,7 @@ log "file descriptors: $(ulimit -n); services on CPU $SERVICE_CPU, vegeta on CPU
 find_jdk
 step bench-vegeta ensure_vegeta
 step bench-jar ensure_jar
-step bench-plotting ensure_plotting
+step bench-python ensure_locust_venv runtime # matplotlib, pinned with Locust's packages
 for mode in "${mode_list[@]}"; do start_mode "$mode"; done
 for mode in "${mode_list[@]}"; do await_ready "$mode"; done
 log "modes ready: ${mode_list[*]}"
@@ -163,6 +158,6 @@ done
   echo "java: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
   echo "vegeta: $VEGETA_VERSION; service: $SERVICE_VERSION; heap $HEAP; $EVENT_LOOPS event loops; 1 CPU per JVM"
 } >"$out/machine.txt"
-"$PYTHON" "$LL_ROOT/scripts/lib/bench_report.py" "$out"
+"$LL_VENV/bin/python" "$LL_ROOT/scripts/lib/bench_report.py" "$out"
 log "done: $out/table.md, $out/chart.png"
 cat "$out/table.md"

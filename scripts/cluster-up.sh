@@ -30,6 +30,8 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/airgap.sh"
 # shellcheck source=lib/cluster.sh
 . "$LL_LIB/cluster.sh"
+# shellcheck source=lib/venv.sh
+. "$LL_LIB/venv.sh"
 
 usage() { sed -n '2,/^set -o/{/^set -o/d;s/^# \{0,1\}//;p}' "$0"; }
 
@@ -139,6 +141,9 @@ build_app_images() {
     log "service image: skipped, scripts/build-service-image.sh is not there yet"
   fi
   if [ -f "$LL_ROOT/locust/Dockerfile" ]; then
+    # Where no registry answers, the build's own pip may not reach PyPI either (no trusted CA for this
+    # machine's TLS proxy in the base): the wheels are downloaded on the host and installed offline.
+    [ "$MODE" = registry ] || step "locust-wheels" prepare_locust_wheels "$(python_base)"
     # Docker's layer cache makes this a no-op when locust/ has not changed.
     step "build-locust-image" docker build --build-arg "BASE_IMAGE=$(python_base)" \
       -t "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" "$LL_ROOT/locust"

@@ -37,8 +37,8 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/common.sh"
 # shellcheck source=lib/cluster.sh
 . "$LL_LIB/cluster.sh"
-# shellcheck source=../locust/venv.sh
-. "$LL_ROOT/locust/venv.sh"
+# shellcheck source=lib/venv.sh
+. "$LL_LIB/venv.sh"
 
 usage() { sed -n '2,/^set -o/{/^set -o/d;/^# shellcheck/d;s/^# \{0,1\}//;p}' "$0"; }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end test of the cluster scripts on a real kind cluster: scripts/cluster-up.sh, then the node
-# and every kube-system pod Ready and a NodePort answering on 127.0.0.1, then scripts/cluster-down.sh
-# (also when a check fails). Prints the diagnostics a person needs when something fails.
+# End-to-end test on a real kind cluster: scripts/cluster-up.sh, then the node and every kube-system pod
+# Ready and the NodePorts answering on 127.0.0.1, the chart's on-cluster checks and `helm test`, a
+# shortened scripted demo whose verdict must pass, the Locust Pods tab against the live cluster, then
+# scripts/cluster-down.sh (also when a check fails). Prints the diagnostics a person needs on failure.
 #
 # Usage: scripts/test-e2e.sh [--keep] [--help] [-- CLUSTER-UP-ARGS...]
 #   --keep   leave the cluster up afterwards
@@ -160,6 +161,22 @@ main() {
   check "node Ready" node_ready || true
   check "every kube-system pod Ready" kube_system_ready || true
   check "a NodePort answers on 127.0.0.1" nodeport_answers || true
+  check "chart on the cluster: dry-run, Pod Security, helm test" "$LL_ROOT/scripts/test-chart.sh" --cluster || true
+  check "scripted demo, shortened: verdict PASS" short_demo || true
+  check "Pods tab of the in-cluster Locust shows the restarts" live_pods_tab || true
+}
+
+# short_demo: scripts/demo.sh with a 60 s hold (the first restart comes about 30 s into the load) and
+# a 30 s quiet period; its exit code is the verdict.
+short_demo() {
+  "$LL_ROOT/scripts/demo.sh" --hold 60 --quiet 30 --out "$LL_ROOT/reports/e2e-$(date -u +%Y%m%dT%H%M%SZ)"
+}
+
+# live_pods_tab: the Pods tab in headless Chromium against the in-cluster master (http://127.0.0.1:8089),
+# its restart counts checked against the API, after the demo made some.
+live_pods_tab() {
+  LIVENESS_LAB_LIVE_WEB_UI=http://127.0.0.1:8089 LIVENESS_LAB_KUBE_CONTEXT=$LL_KUBE_CONTEXT \
+    "$LL_ROOT/scripts/test-locust.sh" tests/test_pods_tab_live.py
 }
 
 main "$@"

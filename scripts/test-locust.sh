@@ -15,8 +15,8 @@ set -o errexit -o nounset -o pipefail
 LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/common.sh
 . "$LL_LIB/common.sh"
-# shellcheck source=../locust/venv.sh
-. "$LL_ROOT/locust/venv.sh"
+# shellcheck source=lib/venv.sh
+. "$LL_LIB/venv.sh"
 
 # check_pins: the Locust base image tag, the Dockerfile's default and the locust pin agree.
 check_pins() {

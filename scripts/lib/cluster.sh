@@ -137,13 +137,22 @@ release_up_to_date() {
     [ "$deployed" = "$planned" ]
 }
 
+# label_namespace: the release's namespace, created if need be and labelled to enforce the restricted Pod
+# Security Standard (the chart does not own its namespace by default: see chart/README.md).
+label_namespace() {
+  kube create namespace "$LL_NAMESPACE" --dry-run=client -o yaml | kube apply -f - >/dev/null
+  kube label namespace "$LL_NAMESPACE" --overwrite pod-security.kubernetes.io/enforce=restricted \
+    pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted >/dev/null
+}
+
 # install_chart: helm upgrade --install, only when something changed; pods of a release that was
-# already there restart when 'kind load' brought a new image under the same tag. --take-ownership: the
-# chart renders its own Namespace (with Pod Security labels), which --create-namespace made first.
+# already there restart when 'kind load' brought a new image under the same tag. --take-ownership lets
+# a user who sets namespace.manage=true adopt the namespace made here (the chart then renders it).
 install_chart() {
   local existed=0 selector=app.kubernetes.io/instance=$LL_RELEASE timeout=${LIVENESS_LAB_HELM_TIMEOUT:-10m}
   ensure_helm
   ensure_pkg jq jq
+  step label-namespace label_namespace
   [ -z "$(release_status)" ] || existed=1
   if [ "$existed" = 1 ] && ! release_ever_deployed; then
     # A first install that failed half-way leaves a release that 'helm upgrade' cannot repair.
