@@ -4,8 +4,9 @@
 # installed: see the error it prints).
 #
 # Usage: scripts/test.sh [SUITE...]
-#   SUITE: lint | service | chart | cluster | locust | e2e | all (default: all)
+#   SUITE: lint | docs | service | chart | cluster | locust | e2e | all (default: all)
 #     lint     shellcheck of every script
+#     docs     the READMEs' scripts, options and --set values exist (scripts/test-docs.sh)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm lint, template, schema, kube-linter (scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, no cluster (scripts/test-cluster.sh)
@@ -15,9 +16,9 @@
 set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-ALL_SUITES=(lint service chart cluster locust e2e)
+ALL_SUITES=(lint docs service chart cluster locust e2e)
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,17s/^# \{0,1\}//p' "$0"; }
 
 suite_lint() {
   ensure_pkg shellcheck shellcheck
@@ -73,7 +74,7 @@ suites=()
 for arg in "$@"; do
   case $arg in
     all) suites+=("${ALL_SUITES[@]}") ;;
-    lint | service | chart | cluster | locust | e2e) suites+=("$arg") ;;
+    lint | docs | service | chart | cluster | locust | e2e) suites+=("$arg") ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown suite '$arg'" "choose from: ${ALL_SUITES[*]} all" ;;
   esac

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Keeps the READMEs honest: every script they name exists and answers --help, every option they show
+# for a script is one its --help lists, and every `--set` they show is a value the chart accepts.
+# Run by `scripts/test.sh docs`. No cluster needed.
+#
+# Usage: scripts/test-docs.sh
+# Ends with "N passed, N failed"; exits 1 when anything failed.
+# shellcheck source-path=SCRIPTDIR
+set -o errexit -o nounset -o pipefail
+
+LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
+# shellcheck source=lib/common.sh
+. "$LL_LIB/common.sh"
+# shellcheck source=lib/gobuild.sh
+. "$LL_LIB/gobuild.sh"
+# shellcheck source=lib/tools.sh
+. "$LL_LIB/tools.sh"
+
+DOCS=("$LL_ROOT/README.md" "$LL_ROOT/chart/README.md" "$LL_ROOT/locust/README.md")
+PASSED=0
+FAILED=0
+ok() { PASSED=$((PASSED + 1)); printf 'ok    %s\n' "$*"; }
+fail() { FAILED=$((FAILED + 1)); printf 'FAIL  %s\n' "$*"; }
+
+# Each `scripts/NAME.sh` the docs name, once.
+mapfile -t scripts < <(grep -oh 'scripts/[a-z-]*\.sh' "${DOCS[@]}" | sort -u)
+for script in "${scripts[@]}"; do
+  if [ ! -x "$LL_ROOT/$script" ]; then
+    fail "$script: named in the docs but not an executable script"
+    continue
+  fi
+  help=$("$LL_ROOT/$script" --help 2>&1) || { fail "$script --help exits non-zero"; continue; }
+  ok "$script --help"
+  # Every --option shown right after the script on one line of the docs is one its --help knows.
+  while read -r option; do
+    [ -n "$option" ] || continue
+    if grep -q -- "$option\b" <<<"$help"; then ok "$script $option is in its --help"; else fail "$script $option: shown in the docs, not in its --help"; fi
+  done < <(grep -oh "$script\( [^ #|\`]*\)*" "${DOCS[@]}" | grep -o -- ' --[a-z-]*' | sort -u)
+done
+
+# Each `--set KEY=VALUE` the docs show renders with the chart (the schema refuses unknown keys).
+ensure_helm >/dev/null
+mapfile -t sets < <(grep -oh -- '--set [^] `),;]*' "${DOCS[@]}" | sed 's/[.]$//' | sort -u)
+for set in "${sets[@]}"; do
+  # shellcheck disable=SC2086 # "--set KEY=VALUE" is two words on purpose
+  if helm template liveness-lab "$LL_ROOT/chart" --namespace liveness-lab --kube-version "$KUBERNETES_VERSION" $set >/dev/null 2>&1; then
+    ok "chart accepts $set"
+  else
+    fail "chart refuses $set, shown in the docs"
+  fi
+done
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
