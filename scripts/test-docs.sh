@@ -16,6 +16,12 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/tools.sh
 . "$LL_LIB/tools.sh"
 
+case ${1:-} in
+  -h | --help) sed -n '2,/^set -o/{/^set -o/d;/^# shellcheck/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+  "") ;;
+  *) die "unknown argument '$1'" "scripts/test-docs.sh takes none (see --help)" ;;
+esac
+
 DOCS=("$LL_ROOT/README.md" "$LL_ROOT/chart/README.md" "$LL_ROOT/locust/README.md")
 PASSED=0
 FAILED=0
@@ -29,7 +35,8 @@ for script in "${scripts[@]}"; do
     fail "$script: named in the docs but not an executable script"
     continue
   fi
-  help=$("$LL_ROOT/$script" --help 2>&1) || { fail "$script --help exits non-zero"; continue; }
+  # A time limit, so that a script that does not know --help cannot run its real job here.
+  help=$(timeout 120 "$LL_ROOT/$script" --help 2>&1) || { fail "$script --help exits non-zero or hangs"; continue; }
   ok "$script --help"
   # Every --option shown right after the script on one line of the docs is one its --help knows.
   while read -r option; do
