@@ -42,6 +42,9 @@ ensure_service_jar() {
 }
 
 main() {
+  case ${1:-} in
+    -h | --help) sed -n '2,/^# shellcheck/{/^# shellcheck/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+  esac
   check_pins
   ensure_locust_venv dev
   ensure_service_jar
