@@ -95,7 +95,8 @@ class ReactiveUser(VariantUser):
 
 
 class OffloadedUser(VariantUser):
-    """Blocks on Reactor's boundedElastic pool: probes answer, latency grows."""
+    """Blocks on Reactor's boundedElastic pool: probes answer until its threads are all busy (Spring Boot
+    runs the liveness check on that pool too), then they time out as well."""
 
     variant = "offloaded"
     host = target_host(variant)
