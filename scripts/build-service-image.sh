@@ -24,10 +24,7 @@ while [ $# -gt 0 ]; do
 done
 
 image=$SERVICE_IMAGE:$SERVICE_VERSION
-pom_version=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' "$LL_ROOT/service/pom.xml" | head -n 1)
-[ "$pom_version" = "$SERVICE_VERSION" ] ||
-  die "service/pom.xml has version '$pom_version' but scripts/versions.env has SERVICE_VERSION=$SERVICE_VERSION" \
-    "make them equal: the image tag comes from the project version"
+check_service_version || exit 1
 
 need_cmd docker "install Docker (scripts/cluster-up.sh does it on Debian as root)"
 docker image inspect "$base" >/dev/null 2>&1 || docker pull "$base" >/dev/null 2>&1 ||

@@ -31,10 +31,7 @@ suite_lint() {
 suite_service() {
   find_jdk
   echo "JDK: $JAVA_HOME ($(java_major "$JAVA_HOME/bin/java"))"
-  local pom_version
-  pom_version=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' "$LL_ROOT/service/pom.xml" | head -n 1)
-  [ "$pom_version" = "$SERVICE_VERSION" ] ||
-    { echo "service/pom.xml version $pom_version != SERVICE_VERSION $SERVICE_VERSION in scripts/versions.env"; return 1; }
+  check_service_version || return 1
   local dockerfile_base
   dockerfile_base=$(sed -n 's/^ARG BASE_IMAGE=//p' "$LL_ROOT/service/Dockerfile")
   [ "$dockerfile_base" = "$JRE_BASE_IMAGE" ] ||

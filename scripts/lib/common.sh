@@ -128,3 +128,14 @@ ensure_pkg() {
   log "installing $2 (for $1)"
   apt_install "$2" || die "could not install $2 (needed for $1)" "apt-get install $2"
 }
+
+# check_service_version: service/pom.xml's version is SERVICE_VERSION (the image tag comes from it), or
+# says which differs and returns 1.
+check_service_version() {
+  local pom_version
+  pom_version=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' "$LL_ROOT/service/pom.xml" | head -n 1)
+  [ "$pom_version" = "$SERVICE_VERSION" ] && return 0
+  printf 'error: service/pom.xml has version %s but scripts/versions.env has SERVICE_VERSION=%s\n  fix: make them equal: the image tag comes from the project version\n' \
+    "$pom_version" "$SERVICE_VERSION" >&2
+  return 1
+}
