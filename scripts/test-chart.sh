@@ -23,6 +23,10 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=lib/gobuild.sh
+. "$LL_ROOT/scripts/lib/gobuild.sh"
+# shellcheck source=lib/tools.sh
+. "$LL_ROOT/scripts/lib/tools.sh"
 
 CHART=$LL_ROOT/chart
 RELEASE=${LIVENESS_LAB_RELEASE:-liveness-lab}
@@ -87,48 +91,24 @@ check() {
   fi
 }
 
-# ensure_chart_helm: helm at HELM_VERSION, from scripts/lib/tools.sh's ensure_helm where that exists,
-# else built here the same way (go install into the git-ignored $LL_TOOLS/bin).
-ensure_chart_helm() {
-  if [ -f "$LL_ROOT/scripts/lib/tools.sh" ]; then
-    # shellcheck source=lib/gobuild.sh
-    [ -f "$LL_ROOT/scripts/lib/gobuild.sh" ] && . "$LL_ROOT/scripts/lib/gobuild.sh"
-    # shellcheck source=lib/tools.sh
-    . "$LL_ROOT/scripts/lib/tools.sh"
-  fi
-  if declare -F ensure_helm >/dev/null; then
-    ensure_helm
-    return
-  fi
-  mkdir -p "$LL_TOOLS/bin"
-  PATH=$LL_TOOLS/bin:$PATH
-  [ -x "$LL_TOOLS/bin/helm" ] && return 0
-  need_cmd go "install Go >= 1.25, or put helm $HELM_VERSION on PATH"
-  # The same version stamps as Helm's own Makefile, so `helm version` and the default Kubernetes
-  # version of `helm template` are what a released binary reports.
-  local minor=${KUBERNETES_VERSION#v1.}
-  minor=${minor%%.*}
-  step "install-helm-$HELM_VERSION" env GOBIN="$LL_TOOLS/bin" CGO_ENABLED=0 go install -trimpath \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
-      -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor \
-      -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor" \
-    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+# build_kube_linter DIR: kube-linter KUBE_LINTER_VERSION into DIR, built inside its own module with
+# its go.mod and go.sum, the exact dependency set of the release (see versions.env for why not
+# `go install golang.stackrox.io/kube-linter/...`).
+build_kube_linter() {
+  local src
+  src=$(go mod download -json "$KUBE_LINTER_SOURCE_MODULE@$KUBE_LINTER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$src" ] || die "could not download $KUBE_LINTER_SOURCE_MODULE@$KUBE_LINTER_VERSION from the Go module proxy" \
+    "check 'go env GOPROXY' and the network, or put kube-linter $KUBE_LINTER_VERSION at $LL_CACHE/kube-linter-$KUBE_LINTER_VERSION/bin/"
+  env -C "$src" CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X golang.stackrox.io/kube-linter/internal/version.version=$KUBE_LINTER_VERSION" \
+    -o "$1/kube-linter" ./cmd/kube-linter
 }
 
-# ensure_kube_linter: kube-linter KUBE_LINTER_VERSION in $LL_TOOLS/bin, built from the module source
-# (see versions.env for why not `go install golang.stackrox.io/kube-linter/...`).
+# ensure_kube_linter: kube-linter KUBE_LINTER_VERSION, cached under $LL_CACHE and linked into .tools/bin.
 ensure_kube_linter() {
-  local bin=$LL_TOOLS/bin/kube-linter dir
-  if [ -x "$bin" ] && [ "$("$bin" version 2>/dev/null)" = "$KUBE_LINTER_VERSION" ]; then return 0; fi
-  need_cmd go "install Go >= 1.25, or put kube-linter $KUBE_LINTER_VERSION at $bin"
-  mkdir -p "$LL_TOOLS/bin"
-  dir=$(go mod download -json "$KUBE_LINTER_SOURCE_MODULE@$KUBE_LINTER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -n "$dir" ] || die "could not download $KUBE_LINTER_SOURCE_MODULE@$KUBE_LINTER_VERSION from the Go module proxy" \
-    "check 'go env GOPROXY' and the network, or put kube-linter $KUBE_LINTER_VERSION at $bin"
-  # Built inside the module with its own go.mod and go.sum: the exact dependency set of the release.
-  step "build-kube-linter-$KUBE_LINTER_VERSION" env -C "$dir" CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X golang.stackrox.io/kube-linter/internal/version.version=$KUBE_LINTER_VERSION" \
-    -o "$bin" ./cmd/kube-linter
+  cached_tool kube-linter "$KUBE_LINTER_VERSION" build_kube_linter
+  [ "$(kube-linter version 2>/dev/null)" = "$KUBE_LINTER_VERSION" ] ||
+    die "kube-linter on PATH is not $KUBE_LINTER_VERSION" "remove $LL_TOOLS/bin/kube-linter and run again"
 }
 
 # ensure_python_yaml: python3 with PyYAML, for the render assertions and the README table check.
@@ -369,7 +349,7 @@ static_checks() {
   local values
   RENDERED=$(mktemp -d)
   trap 'rm -rf "$RENDERED"' EXIT
-  ensure_chart_helm
+  ensure_helm
   ensure_kube_linter
   ensure_python_yaml
   log "helm $(helm version --template '{{.Version}}'), kube-linter $KUBE_LINTER_VERSION, chart $CHART"
@@ -440,7 +420,7 @@ cluster_diagnostics() {
 cluster_checks() {
   RENDERED=$(mktemp -d)
   trap 'rm -rf "$RENDERED"' EXIT
-  ensure_chart_helm
+  ensure_helm
   need_cmd kubectl "run scripts/cluster-up.sh, which installs kubectl $KUBERNETES_VERSION into $LL_TOOLS/bin"
   kube get --raw /readyz >/dev/null 2>&1 ||
     die "no cluster answers on context $KUBE_CONTEXT" "run scripts/cluster-up.sh (or set LIVENESS_LAB_KUBE_CONTEXT)"

@@ -140,6 +140,40 @@ yaml_parses() {
   fi
 }
 
+# ensure_kind_offline: ensure_kind for a new clone in $OUT/clone, with the cache in $OUT/cache and Go
+# taken off PATH (so that a build, if attempted, fails).
+ensure_kind_offline() {
+  (
+    # shellcheck source=lib/common.sh
+    . "$ROOT/scripts/lib/common.sh"
+    # shellcheck source=lib/gobuild.sh
+    . "$ROOT/scripts/lib/gobuild.sh"
+    export LL_CACHE=$OUT/cache LL_LOGS=$OUT/logs LL_TOOLS=$OUT/clone/.tools
+    PATH=/usr/bin:/bin
+    # shellcheck source=lib/tools.sh
+    . "$ROOT/scripts/lib/tools.sh"
+    ensure_kind
+  )
+}
+
+# A tool in the version-keyed cache is linked into a new clone's .tools/bin, not built again; a cached
+# binary of another version is not used; without the cached binary the build is attempted (and fails
+# here for want of Go), which shows that the cache is what skipped it.
+# shellcheck disable=SC2031 # the subshell re-reads versions.env; KIND_VERSION is the same value
+cached_tool_reused() {
+  local cache=$OUT/cache version
+  for version in "$KIND_VERSION" v0.0.1; do
+    mkdir -p "$cache/kind-$version/bin"
+    printf '#!/bin/sh\necho "kind %s go1 linux/amd64"\n' "$version" >"$cache/kind-$version/bin/kind"
+    chmod +x "$cache/kind-$version/bin/kind"
+  done
+  ensure_kind_offline &&
+    [ "$(readlink "$OUT/clone/.tools/bin/kind")" = "$cache/kind-$KIND_VERSION/bin/kind" ] &&
+    [ ! -e "$OUT/logs/build-kind-$KIND_VERSION.log" ] || return 1
+  rm -rf "${cache:?}/kind-$KIND_VERSION" "$OUT/clone"
+  ! ensure_kind_offline 2>"$OUT/e" && cat "$OUT/e" && grep -q "'go' is not installed" "$OUT/e"
+}
+
 shellcheck_clean() {
   command -v shellcheck >/dev/null || { echo "shellcheck is not installed (apt-get install shellcheck)"; return 1; }
   (cd "$ROOT" && shellcheck -x scripts/cluster-up.sh scripts/cluster-down.sh scripts/test-e2e.sh \
@@ -161,6 +195,7 @@ check "test-e2e.sh --help" help_works test-e2e.sh
 check "kind-config.yaml maps the chart's NodePorts on 127.0.0.1" kind_config_ports
 check "derived kind config, air-gapped" derived_config_airgap
 check "derived kind config, registry" derived_config_registry
+check "tools cached by version are reused by a new clone" cached_tool_reused
 check "shellcheck" shellcheck_clean
 
 echo "$PASSED passed, $FAILED failed"

@@ -27,6 +27,29 @@ go_install_into() {
   GOBIN=$dir go_static install -trimpath -ldflags=-s\ -w "$@"
 }
 
+# cached_tool NAME VERSION BUILD-COMMAND...: NAME at VERSION, built once into
+# $LL_CACHE/NAME-VERSION/bin by BUILD-COMMAND (called with that folder as its last argument) and
+# linked into $LL_TOOLS/bin, so a second clone of the repository reuses the binary instead of
+# building it again.
+cached_tool() {
+  local name=$1 version=$2 dir
+  shift 2
+  dir=$LL_CACHE/$name-$version/bin
+  if ! have_bins "$dir" "$name"; then
+    ensure_go
+    mkdir -p "$dir"
+    step "build-$name-$version" "$@" "$dir"
+  fi
+  mkdir -p "$LL_TOOLS/bin"
+  ln -sf "$dir/$name" "$LL_TOOLS/bin/$name"
+}
+
+# go_install_into_last PACKAGE@VERSION... DIR: go_install_into with the folder last (for cached_tool).
+go_install_into_last() {
+  local dir=${*: -1}
+  go_install_into "$dir" "${@:1:$#-1}"
+}
+
 # scratch_module DIR NAME: an empty Go module in DIR (kept: its go.mod/go.sum make a rerun cheap).
 scratch_module() {
   mkdir -p "$1"

@@ -37,18 +37,26 @@ use_tool_on_path() {
 
 ensure_kind() {
   use_tool_on_path kind "$KIND_VERSION" && return 0
-  ensure_go
-  step "install-kind-$KIND_VERSION" go_install_into "$LL_TOOLS/bin" "sigs.k8s.io/kind@$KIND_VERSION"
+  cached_tool kind "$KIND_VERSION" go_install_into_last "sigs.k8s.io/kind@$KIND_VERSION"
   use_tool_on_path kind "$KIND_VERSION" || die "kind $KIND_VERSION did not install"
+}
+
+# build_helm DIR: helm HELM_VERSION into DIR, with the version stamps of Helm's own Makefile, so
+# `helm version` and the default Kubernetes version of `helm template` are what a release reports
+# ('go install' alone leaves them at the module's placeholders).
+build_helm() {
+  local minor=${KUBERNETES_VERSION#v1.}
+  minor=${minor%%.*}
+  GOBIN=$1 CGO_ENABLED=0 go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
+      -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor \
+      -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor" \
+    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
 ensure_helm() {
   use_tool_on_path helm "$HELM_VERSION" && return 0
-  ensure_go
-  # helm prints its version from this variable; 'go install' leaves it at the module's placeholder.
-  step "install-helm-$HELM_VERSION" env GOBIN="$LL_TOOLS/bin" CGO_ENABLED=0 go install -trimpath \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
-    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  cached_tool helm "$HELM_VERSION" build_helm
   use_tool_on_path helm "$HELM_VERSION" || die "helm $HELM_VERSION did not install"
 }
 
@@ -59,14 +67,14 @@ ensure_kubectl() {
   local node=${1:-} cached=$LL_CACHE/kubernetes-$KUBERNETES_VERSION/bin/kubectl
   use_tool_on_path kubectl "$KUBERNETES_VERSION" && return 0
   if [ -x "$cached" ]; then
-    cp "$cached" "$LL_TOOLS/bin/kubectl"
+    ln -sf "$cached" "$LL_TOOLS/bin/kubectl"
   elif [ -n "$node" ] && [ "$(uname -s)" = Linux ] &&
     docker cp "$node:/usr/bin/kubectl" "$LL_TOOLS/bin/kubectl" >/dev/null 2>&1; then
     log "kubectl: copied from the node $node"
   else
     ensure_go
     step "build-kubectl-$KUBERNETES_VERSION" build_kubernetes "$KUBERNETES_VERSION" kubectl
-    cp "$cached" "$LL_TOOLS/bin/kubectl"
+    ln -sf "$cached" "$LL_TOOLS/bin/kubectl"
   fi
   use_tool_on_path kubectl "$KUBERNETES_VERSION" || die "kubectl $KUBERNETES_VERSION did not install"
 }
