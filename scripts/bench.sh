@@ -102,10 +102,19 @@ await_ready() {
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 threads() { awk '/^Threads:/ {print $2}' "/proc/$1/status"; }
 connections() { ss -Htn state established "( sport = :$1 )" | wc -l; }
+# cpu_ms PID...: user + system CPU time the processes have used, in ms (fields 14 and 15 of stat).
+CLK_TCK=$(getconf CLK_TCK)
+cpu_ms() {
+  local pid total=0
+  for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done
+  echo $((total * 1000 / CLK_TCK))
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # run_one MODE LATENCY_MS CONCURRENCY: one open-loop run, its figures as one JSON line.
 run_one() {
   local mode=$1 latency=$2 conc=$3 port pid rate timeout idle_rss idle_threads load_rss load_threads conns
+  local cpu0 all0 t0 cpu all wall
   port=$(port_of "$mode")
   pid=$(eval "echo \$PID_$mode")
   rate=$((conc * 1000 / latency))
@@ -115,6 +124,10 @@ run_one() {
   idle_rss=$(rss_kib "$pid")
   idle_threads=$(threads "$pid")
   echo "GET http://127.0.0.1:$port/api/work?latencyMs=$latency" >"$out/target-$mode-$latency.txt"
+  # CPU of this mode's JVM and of all of them (they share one CPU) from the first request until the
+  # last answer or timeout: the JVM's cost per answer, and whether another mode still draining its
+  # backlog took CPU from this one.
+  cpu0=$(cpu_ms "$pid") all0=$(cpu_ms "${PIDS[@]}") t0=$(now_ms)
   taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$mode-$latency.txt" -rate="$rate/s" \
     -duration="${duration}s" -timeout="${timeout}ms" -max-workers=$((conc * 2)) -max-connections=$((conc * 2)) \
     >"$out/raw-$mode-$latency-$conc.bin" 2>"$LL_LOGS/vegeta-$mode-$latency-$conc.log" &
@@ -124,10 +137,12 @@ run_one() {
   load_threads=$(threads "$pid")
   conns=$(connections "$port")
   wait "$attack" || true
+  cpu=$(($(cpu_ms "$pid") - cpu0)) all=$(($(cpu_ms "${PIDS[@]}") - all0)) wall=$(($(now_ms) - t0))
   "$VEGETA" report -type=json <"$out/raw-$mode-$latency-$conc.bin" >"$out/report-$mode-$latency-$conc.json"
   rm -f "$out/raw-$mode-$latency-$conc.bin"
-  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"vegeta":%s}\n' \
+  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"vegeta":%s}\n' \
     "$mode" "$latency" "$conc" "$rate" "$duration" "$idle_rss" "$load_rss" "$idle_threads" "$load_threads" "$conns" "$EVENT_LOOPS" \
+    "$cpu" "$((all - cpu))" "$wall" \
     "$(cat "$out/report-$mode-$latency-$conc.json")"
 }
 

@@ -53,6 +53,11 @@ def figures(run):
         # Only meaningful where memory grew with the connections (a GC between samples can shrink it).
         "kib_per_connection": grown_kib / conns if conns and grown_kib > 0 else None,
         "threads": run["load_threads"],
+        # CPU (older runs lack it): this JVM's share of its one CPU over the run, what it spent per
+        # answer, and the other modes' share of the same CPU at the time (a backlog still draining).
+        "cpu_busy": run["cpu_ms"] / run["wall_ms"] if run.get("wall_ms") else None,
+        "cpu_us_per_answer": 1000 * run["cpu_ms"] / successes if run.get("wall_ms") and successes else None,
+        "others_cpu_busy": run["others_cpu_ms"] / run["wall_ms"] if run.get("wall_ms") else None,
     }
 
 
@@ -60,24 +65,28 @@ def table(rows, machine):
     lines = [
         "; ".join(machine),
         "",
-        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         of = f"{r['of_bound']:.1%}"
         if r["mode"] == "blocking":
             of += f" ({r['of_thread_bound']:.0%} of T/L)"
         per_conn = f"{r['kib_per_connection']:.1f}" if r["kib_per_connection"] is not None else "-"
+        busy = f"{r['cpu_busy']:.0%} ({r['others_cpu_busy']:.0%})" if r.get("cpu_busy") is not None else "-"
+        per_answer = f"{r['cpu_us_per_answer']:,.0f} µs" if r.get("cpu_us_per_answer") is not None else "-"
         lines.append(
             f"| {r['mode']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
             f"| {r['achieved_rps']:,.0f} | {of} | {r['p50_over_l_ms']:,.0f} ms | {r['p99_over_l_ms']:,.0f} ms "
             f"| {r['errors']:,} of {r['requests']:,} | {r['idle_rss_mib']:.0f} / {r['load_rss_mib']:.0f} MiB "
-            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} |"
+            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} |"
         )
     lines += [
         "",
         "C/L: Little's law bound (throughput = concurrency / latency). T/L: blocking's own bound, T = 4 event loops.",
         "p50 - L, p99 - L: what the server added to the requested latency. Errors: timeouts (10 x L, at least 5 s) and refusals.",
+        "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
+        "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
     ]
     return "\n".join(lines) + "\n"
 
