@@ -110,17 +110,41 @@ cpu_ms() {
   echo $((total * 1000 / CLK_TCK))
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+time_wait() { ss -Htan state time-wait | wc -l; }
+# ports_in_use LO HI: TCP sockets, any state, whose local port is in LO..HI (the ephemeral range).
+ports_in_use() {
+  ss -Htan | awk -v lo="$1" -v hi="$2" '{ n = split($4, a, ":"); p = a[n] + 0; if (p >= lo && p <= hi) c++ } END { print c + 0 }'
+}
+
+# await_free_ports NEEDED: the connections a run closed (every timed-out request closes one) keep
+# their local port in TIME_WAIT for 60 s, and vegeta binds its sockets before connecting, so such a
+# port is taken whatever the next run's target. A run at C = 5,000 after blocking's 20,000 timeouts
+# would find the ephemeral range nearly empty and measure the client, not the server. Waits (at most
+# 75 s) until NEEDED ports and a margin of 1,000 are free.
+await_free_ports() {
+  local needed=$1 waited=0 lo hi free
+  read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
+  while free=$((hi - lo + 1 - $(ports_in_use "$lo" "$hi"))); [ "$free" -lt $((needed + 1000)) ] && [ "$waited" -lt 75 ]; do
+    sleep 5
+    waited=$((waited + 5))
+  done
+  [ "$waited" = 0 ] || log "waited ${waited}s for closed connections to free their ports ($free of $((hi - lo + 1)) free)"
+}
 
 # run_one MODE LATENCY_MS CONCURRENCY: one open-loop run, its figures as one JSON line.
 run_one() {
   local mode=$1 latency=$2 conc=$3 port pid rate timeout idle_rss idle_threads load_rss load_threads conns
-  local cpu0 all0 t0 cpu all wall
+  local cpu0 all0 t0 cpu all wall tw inflight
   port=$(port_of "$mode")
   pid=$(eval "echo \$PID_$mode")
   rate=$((conc * 1000 / latency))
   # A request may wait 10 latencies (at least 5 s) before it counts as an error; at most 2 x C
   # requests are in flight at once, so that a stalled server cannot exhaust the ephemeral ports.
   timeout=$((latency * 10 > 5000 ? latency * 10 : 5000))
+  # ...and never more than the file descriptors allow (vegeta's sockets plus a margin).
+  inflight=$((conc * 2 < MAX_FDS - 500 ? conc * 2 : MAX_FDS - 500))
+  await_free_ports "$inflight"
+  tw=$(time_wait)
   idle_rss=$(rss_kib "$pid")
   idle_threads=$(threads "$pid")
   echo "GET http://127.0.0.1:$port/api/work?latencyMs=$latency" >"$out/target-$mode-$latency.txt"
@@ -128,26 +152,33 @@ run_one() {
   # last answer or timeout: the JVM's cost per answer, and whether another mode still draining its
   # backlog took CPU from this one.
   cpu0=$(cpu_ms "$pid") all0=$(cpu_ms "${PIDS[@]}") t0=$(now_ms)
-  taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$mode-$latency.txt" -rate="$rate/s" \
-    -duration="${duration}s" -timeout="${timeout}ms" -max-workers=$((conc * 2)) -max-connections=$((conc * 2)) \
-    >"$out/raw-$mode-$latency-$conc.bin" 2>"$LL_LOGS/vegeta-$mode-$latency-$conc.log" &
-  local attack=$!
+  # The subshell's `times` reports vegeta's own CPU time: is the load generator the limit?
+  (
+    taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$mode-$latency.txt" -rate="$rate/s" \
+      -duration="${duration}s" -timeout="${timeout}ms" -max-workers=$inflight -max-connections=$inflight \
+      >"$out/raw-$mode-$latency-$conc.bin" 2>"$LL_LOGS/vegeta-$mode-$latency-$conc.log"
+    times >"$out/loadgen-cpu.txt" # not in a pipe: a forked `times` has no children
+  ) &
+  local attack=$! loadgen
   sleep $((duration * 3 / 4 > 0 ? duration * 3 / 4 : 1))
   load_rss=$(rss_kib "$pid")
   load_threads=$(threads "$pid")
   conns=$(connections "$port")
   wait "$attack" || true
   cpu=$(($(cpu_ms "$pid") - cpu0)) all=$(($(cpu_ms "${PIDS[@]}") - all0)) wall=$(($(now_ms) - t0))
+  # Its second line, "1m2.345s 0m0.678s": user and system time of vegeta, in ms.
+  loadgen=$(tail -n 1 "$out/loadgen-cpu.txt" | tr 'ms' '  ' | awk '{printf "%d", ($1 * 60 + $2 + $3 * 60 + $4) * 1000}')
   "$VEGETA" report -type=json <"$out/raw-$mode-$latency-$conc.bin" >"$out/report-$mode-$latency-$conc.json"
   rm -f "$out/raw-$mode-$latency-$conc.bin"
-  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"vegeta":%s}\n' \
+  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"max_in_flight":%s,"time_wait_at_start":%s,"loadgen_cpu_ms":%s,"vegeta":%s}\n' \
     "$mode" "$latency" "$conc" "$rate" "$duration" "$idle_rss" "$load_rss" "$idle_threads" "$load_threads" "$conns" "$EVENT_LOOPS" \
-    "$cpu" "$((all - cpu))" "$wall" \
+    "$cpu" "$((all - cpu))" "$wall" "$inflight" "$tw" "$loadgen" \
     "$(cat "$out/report-$mode-$latency-$conc.json")"
 }
 
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-log "file descriptors: $(ulimit -n); services on CPU $SERVICE_CPU, vegeta on CPU $LOADGEN_CPU; report: $out"
+MAX_FDS=$(ulimit -n)
+log "file descriptors: $MAX_FDS; ephemeral ports: $(tr '\t' - </proc/sys/net/ipv4/ip_local_port_range); services on CPU $SERVICE_CPU, vegeta on CPU $LOADGEN_CPU; report: $out"
 find_jdk
 step bench-vegeta ensure_vegeta
 step bench-jar ensure_jar

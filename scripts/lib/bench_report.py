@@ -58,6 +58,7 @@ def figures(run):
         "cpu_busy": run["cpu_ms"] / run["wall_ms"] if run.get("wall_ms") else None,
         "cpu_us_per_answer": 1000 * run["cpu_ms"] / successes if run.get("wall_ms") and successes else None,
         "others_cpu_busy": run["others_cpu_ms"] / run["wall_ms"] if run.get("wall_ms") else None,
+        "loadgen_cpu_busy": run["loadgen_cpu_ms"] / run["wall_ms"] if run.get("loadgen_cpu_ms") is not None and run.get("wall_ms") else None,
     }
 
 
@@ -65,8 +66,8 @@ def table(rows, machine):
     lines = [
         "; ".join(machine),
         "",
-        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | vegeta CPU |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         of = f"{r['of_bound']:.1%}"
@@ -75,11 +76,12 @@ def table(rows, machine):
         per_conn = f"{r['kib_per_connection']:.1f}" if r["kib_per_connection"] is not None else "-"
         busy = f"{r['cpu_busy']:.0%} ({r['others_cpu_busy']:.0%})" if r.get("cpu_busy") is not None else "-"
         per_answer = f"{r['cpu_us_per_answer']:,.0f} µs" if r.get("cpu_us_per_answer") is not None else "-"
+        loadgen = f"{r['loadgen_cpu_busy']:.0%}" if r.get("loadgen_cpu_busy") is not None else "-"
         lines.append(
             f"| {r['mode']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
             f"| {r['achieved_rps']:,.0f} | {of} | {r['p50_over_l_ms']:,.0f} ms | {r['p99_over_l_ms']:,.0f} ms "
             f"| {r['errors']:,} of {r['requests']:,} | {r['idle_rss_mib']:.0f} / {r['load_rss_mib']:.0f} MiB "
-            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} |"
+            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} | {loadgen} |"
         )
     lines += [
         "",
@@ -87,6 +89,7 @@ def table(rows, machine):
         "p50 - L, p99 - L: what the server added to the requested latency. Errors: timeouts (10 x L, at least 5 s) and refusals.",
         "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
+        "vegeta CPU: the load generator's share of its own CPU over the run (near 100 %: the client, not the server, is the limit).",
     ]
     return "\n".join(lines) + "\n"
 
