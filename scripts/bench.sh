@@ -41,6 +41,11 @@ for mode in "${mode_list[@]}"; do
 done
 IFS=, read -r -a scenario_list <<<"$scenarios"
 
+# One bench at a time: a second one would share the CPUs and ports and spoil both.
+mkdir -p "$LL_CACHE"
+exec 9>"$LL_CACHE/bench.lock"
+flock -n 9 || die "another scripts/bench.sh is running" "wait for it to finish, or stop it"
+
 EVENT_LOOPS=4
 HEAP=512m
 out=$LL_ROOT/reports/bench-$(date -u +%Y%m%dT%H%M%SZ)
