@@ -44,12 +44,6 @@ cached_tool() {
   ln -sf "$dir/$name" "$LL_TOOLS/bin/$name"
 }
 
-# go_install_into_last PACKAGE@VERSION... DIR: go_install_into with the folder last (for cached_tool).
-go_install_into_last() {
-  local dir=${*: -1}
-  go_install_into "$dir" "${@:1:$#-1}"
-}
-
 # scratch_module DIR NAME: an empty Go module in DIR (kept: its go.mod/go.sum make a rerun cheap).
 scratch_module() {
   mkdir -p "$1"

@@ -35,9 +35,12 @@ use_tool_on_path() {
   return 1
 }
 
+# build_kind DIR: kind KIND_VERSION into DIR.
+build_kind() { go_install_into "$1" "sigs.k8s.io/kind@$KIND_VERSION"; }
+
 ensure_kind() {
   use_tool_on_path kind "$KIND_VERSION" && return 0
-  cached_tool kind "$KIND_VERSION" go_install_into_last "sigs.k8s.io/kind@$KIND_VERSION"
+  cached_tool kind "$KIND_VERSION" build_kind
   use_tool_on_path kind "$KIND_VERSION" || die "kind $KIND_VERSION did not install"
 }
 
