@@ -108,6 +108,30 @@ find_jdk() {
     "install one, e.g. 'apt-get install openjdk-21-jdk-headless' (Debian trixie) or a Temurin 21/25 JDK, or set JAVA_HOME to it"
 }
 
+# ll_sha256 [FILE...]: "HASH  NAME" lines for the files, or the hash of standard input, with
+# sha256sum (Linux) or shasum (macOS).
+ll_sha256() {
+  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi
+}
+
+# ll_sources_hash PATH...: 16 hex digits naming the contents of every file under PATHs (relative to the
+# repository root), git-ignored files left out: an image built from them carries it as a label, so an
+# unchanged source tree is never built or loaded again.
+ll_sources_hash() {
+  (
+    cd "$LL_ROOT" || exit 1
+    local f files=()
+    while IFS= read -r -d '' f; do [ -f "$f" ] && files+=("$f"); done < <(
+      if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        git ls-files -z --cached --others --exclude-standard -- "$@"
+      else
+        find "$@" -type f -print0
+      fi | LC_ALL=C sort -z -u)
+    [ ${#files[@]} -gt 0 ] || exit 1
+    ll_sha256 "${files[@]}"
+  ) | ll_sha256 | cut -c1-16
+}
+
 # is_root_debian: true when this script may install Debian packages itself.
 is_root_debian() { [ "$(id -u)" = 0 ] && [ -r /etc/debian_version ] && command -v apt-get >/dev/null; }
 
