@@ -179,7 +179,7 @@ render_and_assert() {
   name=$(basename "$1" -values.yaml)
   render "$name" "$1"
   python3 - "$RENDERED/$name.yaml" "$name" "$SERVICE_IMAGE:$SERVICE_VERSION" "$NAMESPACE" "$1" "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" "$CHART/values.yaml" <<'EOF'
-import sys, yaml
+import os, sys, yaml
 path, scenario, image, namespace, values_file, locust_image, chart_values = sys.argv[1:]
 docs = [d for d in yaml.safe_load_all(open(path)) if d]
 manage_namespace = ((yaml.safe_load(open(values_file)) or {}).get("namespace") or {}).get("manage", False)
@@ -187,6 +187,11 @@ problems = []
 def expect(ok, message):
     if not ok:
         problems.append(message)
+
+def size(text):
+    """Bytes of a JVM size (32m) or a Kubernetes quantity (128Mi)."""
+    number = text.rstrip("kmgKMGi")
+    return int(number) * {"k": 2**10, "m": 2**20, "g": 2**30, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}.get(text[len(number):], 1)
 
 variants = {"all-variants": ["blocking", "offloaded", "reactive", "virtual"]}.get(scenario, ["blocking", "reactive"])
 components = variants + (["downstream"] if scenario == "downstream" else [])
@@ -240,6 +245,24 @@ for d in docs:
         expect("requests" in c["resources"] and "limits" in c["resources"], f"{name}: resources without requests or limits")
     if kind == "Pod":
         expect(d["metadata"]["annotations"].get("helm.sh/hook") == "test", f"{name}: not a helm test hook")
+        # The test runs the service's HttpCheck on the image's JRE (no curl in the image), from the
+        # classes service/Dockerfile unpacks, against its own variant's Service: /readyz, then /api/work.
+        c = spec["containers"][0]
+        args = c.get("args", [])
+        main_class = "io.livenesslab.service.HttpCheck"
+        expect(c.get("command") == ["java"], f"{name}: command {c.get('command')}, want ['java']")
+        expect("-cp" in args and args[args.index("-cp") + 1:args.index("-cp") + 3] == ["/app/BOOT-INF/classes", main_class],
+               f"{name}: args {args} do not run {main_class} from /app/BOOT-INF/classes")
+        source = os.path.join(os.path.dirname(os.path.dirname(chart_values)), "service/src/main/java", main_class.replace(".", "/") + ".java")
+        expect(os.path.isfile(source), f"{name}: runs {main_class}, but there is no {source}")
+        base = f"http://liveness-lab-{component.removeprefix('test-')}:8080"
+        urls = args[args.index(main_class) + 1:] if main_class in args else []
+        expect(urls == [f"{base}/readyz", f"{base}/api/work?latencyMs=10"], f"{name}: asks {urls}, want {base}/readyz then /api/work?latencyMs=10")
+        # A JVM needs its heap capped, and room beyond it (67 MB resident measured with a 32 MiB heap).
+        xmx = [a for a in args if a.startswith("-Xmx")]
+        limit = size(str(c["resources"]["limits"]["memory"]))
+        expect(len(xmx) == 1 and size(xmx[0][4:]) + 64 * 2**20 <= limit,
+               f"{name}: heap {xmx} does not leave 64 MiB for the rest of the JVM under the {c['resources']['limits']['memory']} limit")
         continue
     if locust:
         env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
