@@ -14,14 +14,12 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/common.sh
 . "$LL_LIB/common.sh"
 
-usage() { sed -n '2,/^set -o/{/^set -o/d;s/^# \{0,1\}//;p}' "$0"; }
-
 PURGE=0
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
       --purge) PURGE=1 ;;
-      -h | --help) usage; exit 0 ;;
+      -h | --help) ll_usage; exit 0 ;;
       *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
     esac
     shift

@@ -40,8 +40,6 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/venv.sh
 . "$LL_LIB/venv.sh"
 
-usage() { sed -n '2,/^set -o/{/^set -o/d;/^# shellcheck/d;s/^# \{0,1\}//;p}' "$0"; }
-
 HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY=1000 VARIANTS=blocking,reactive OUT='' KEEP_PODS=0
 parse_args() {
   while [ $# -gt 0 ]; do
@@ -54,7 +52,7 @@ parse_args() {
         esac
         shift ;;
       --keep-pods) KEEP_PODS=1 ;;
-      -h | --help) usage; exit 0 ;;
+      -h | --help) ll_usage; exit 0 ;;
       *) die "unknown argument: $1" "see $0 --help" ;;
     esac
     shift
@@ -137,7 +135,7 @@ write_run_json() {
   "locust_started": $1,
   "target": "host: kind NodePorts on 127.0.0.1",
   "namespace": "$LL_NAMESPACE",
-  "cpus": $(nproc),
+  "cpus": $(docker info --format '{{.NCPU}}' 2>/dev/null || echo null),
   "commit": "$(git -C "$LL_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 }
 JSON
@@ -163,7 +161,7 @@ run_swarm() {
   trap stop_recorder EXIT
   sleep 5
   log "swarming ${VARIANT_LIST[*]}: $USERS users each at $RATE req/s, ${LATENCY} ms; ramp ${RAMP}s, hold ${HOLD}s, quiet ${QUIET}s (~$((total / 60 + 1)) min)"
-  write_run_json "$(date +%s.%N)"
+  write_run_json "$(ll_now_precise)"
   # Locust exits 1 when any request failed: expected here (the blocking pods); the verdict decides.
   env LIVENESS_LAB_TARGET=host LIVENESS_LAB_SHAPE=demo LIVENESS_LAB_PODS_TAB=off \
     LIVENESS_LAB_USERS=$((USERS * ${#VARIANT_LIST[@]})) LIVENESS_LAB_RAMP_S="$RAMP" LIVENESS_LAB_HOLD_S="$HOLD" \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Keeps the READMEs honest: every script they name exists and answers --help, every option they show
-# for a script is one its --help lists, and every `--set` they show is a value the chart accepts.
+# for a script is one its --help lists, every LIVENESS_LAB_* setting they name is read by the code, and
+# every `--set` they show is a value the chart accepts.
 # Run by `scripts/test.sh docs`. No cluster needed.
 #
 # Usage: scripts/test-docs.sh
@@ -17,7 +18,7 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/tools.sh"
 
 case ${1:-} in
-  -h | --help) sed -n '2,/^set -o/{/^set -o/d;/^# shellcheck/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+  -h | --help) ll_usage; exit 0 ;;
   "") ;;
   *) die "unknown argument '$1'" "scripts/test-docs.sh takes none (see --help)" ;;
 esac
@@ -43,6 +44,16 @@ for script in "${scripts[@]}"; do
     [ -n "$option" ] || continue
     if grep -q -- "$option\b" <<<"$help"; then ok "$script $option is in its --help"; else fail "$script $option: shown in the docs, not in its --help"; fi
   done < <(grep -oh "$script\( [^ #|\`]*\)*" "${DOCS[@]}" | grep -o -- ' --[a-z-]*' | sort -u)
+done
+
+# Each LIVENESS_LAB_* setting the docs name is read by some script or module.
+mapfile -t settings < <(grep -oh 'LIVENESS_LAB_[A-Z_]*[A-Z]' "${DOCS[@]}" | sort -u)
+for setting in "${settings[@]}"; do
+  if grep -rqs --include='*.sh' --include='*.py' -- "$setting" "$LL_ROOT/scripts" "$LL_ROOT/locust"; then
+    ok "$setting is read by the code"
+  else
+    fail "$setting: named in the docs, read by no script"
+  fi
 done
 
 # Each `--set KEY=VALUE` the docs show renders with the chart (the schema refuses unknown keys).

@@ -6,6 +6,16 @@
 #   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   caches (Kubernetes binaries, images), keyed by version
 #   LIVENESS_LAB_LOGS=<cache>/logs             one log file per step
 
+# ll_check_bash MAJOR: stop unless MAJOR (this bash's, ${BASH_VERSINFO[0]}) is 4 or more: macOS's
+# /bin/bash is 3.2, and the scripts use mapfile, $BASHPID and `exec {fd}>`.
+ll_check_bash() {
+  [ "$1" -ge 4 ] && return 0
+  printf 'error: liveness-lab needs bash >= 4; this is bash %s (%s)\n' "$1" "${BASH:-?}" >&2
+  printf '  fix: on macOS: brew install bash (Homebrew puts bash 5 first on PATH; the scripts start with /usr/bin/env bash), then run it again\n' >&2
+  return 1
+}
+ll_check_bash "${BASH_VERSINFO[0]:-0}" || exit 1
+
 LL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export LL_ROOT
 # shellcheck source=scripts/versions.env
@@ -16,6 +26,44 @@ LL_TOOLS=$LL_ROOT/.tools
 export LL_CACHE LL_LOGS LL_TOOLS
 
 ll_now() { date +%s; }
+# ll_now_precise: seconds since the epoch with milliseconds (BSD date has no %N).
+ll_now_precise() { python3 -c 'import time; print(f"{time.time():.3f}")' 2>/dev/null || echo "$(date +%s).000"; }
+
+# ll_usage: the running script's header comment (line 2 up to `set -o`), without the comment marks
+# and shellcheck directives: every script's --help.
+ll_usage() {
+  awk 'NR == 1 { next } /^set -o/ { exit } /^# shellcheck/ { next } { sub(/^# ?/, ""); print }' "$0"
+}
+
+# ll_timeout SECONDS COMMAND...: COMMAND, ended after SECONDS (exit 124), without GNU timeout (macOS has none).
+ll_timeout() {
+  local secs=$1 pid watcher rc=0
+  shift
+  "$@" &
+  pid=$!
+  (
+    sleep "$secs" &
+    trap 'kill $! 2>/dev/null; exit 0' TERM
+    wait $!
+    kill "$pid" 2>/dev/null && echo "timed out after ${secs}s: $*" >&2
+    exit 3
+  ) &
+  watcher=$!
+  wait "$pid" || rc=$?
+  kill "$watcher" 2>/dev/null || true
+  wait "$watcher" 2>/dev/null || { [ $? != 3 ] || rc=124; }
+  return "$rc"
+}
+
+# ll_os, ll_arch: this machine as release files name it (linux|darwin, amd64|arm64).
+ll_os() { uname -s | tr '[:upper:]' '[:lower:]'; }
+ll_arch() {
+  case $(uname -m) in
+    x86_64 | amd64) echo amd64 ;;
+    aarch64 | arm64) echo arm64 ;;
+    *) uname -m ;;
+  esac
+}
 LL_START=${LL_START:-$(ll_now)}
 
 # log MESSAGE: a progress line on stderr, with the seconds since the script started.
@@ -92,10 +140,25 @@ java_major() {
     sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p' | head -n 1
 }
 
-# find_jdk: sets JAVA_HOME to a JDK >= $JAVA_RELEASE: JAVA_HOME first, then /usr/lib/jvm/*.
+# resolve_link FILE: FILE with every symlink followed (no GNU readlink -f on macOS).
+resolve_link() {
+  local file=$1 target n=0
+  while [ -L "$file" ] && [ "$n" -lt 20 ]; do
+    target=$(readlink "$file")
+    case $target in /*) file=$target ;; *) file=$(dirname "$file")/$target ;; esac
+    n=$((n + 1))
+  done
+  echo "$(cd "$(dirname "$file")" 2>/dev/null && pwd -P)/$(basename "$file")"
+}
+
+# find_jdk: sets JAVA_HOME to a JDK >= $JAVA_RELEASE for the test suite (images build the jar in a JDK
+# image and need none): JAVA_HOME first, then the javac on PATH, macOS's java_home, /usr/lib/jvm/*.
 find_jdk() {
-  local candidate major
-  for candidate in ${JAVA_HOME:+"$JAVA_HOME"} /usr/lib/jvm/*; do
+  local candidate major javac
+  javac=$(command -v javac 2>/dev/null || true)
+  [ -z "$javac" ] || javac=$(dirname "$(dirname "$(resolve_link "$javac")")")
+  for candidate in ${JAVA_HOME:+"$JAVA_HOME"} ${javac:+"$javac"} \
+    $( [ -x /usr/libexec/java_home ] && /usr/libexec/java_home -v "$JAVA_RELEASE+" 2>/dev/null) /usr/lib/jvm/*; do
     [ -x "$candidate/bin/javac" ] || continue
     major=$(java_major "$candidate/bin/java")
     if [ -n "$major" ] && [ "$major" -ge "$JAVA_RELEASE" ]; then
@@ -104,14 +167,14 @@ find_jdk() {
       return 0
     fi
   done
-  die "no JDK >= $JAVA_RELEASE found (looked at JAVA_HOME='${JAVA_HOME:-}' and /usr/lib/jvm/*)" \
-    "install one, e.g. 'apt-get install openjdk-21-jdk-headless' (Debian trixie) or a Temurin 21/25 JDK, or set JAVA_HOME to it"
+  die "no JDK >= $JAVA_RELEASE found (looked at JAVA_HOME='${JAVA_HOME:-}', javac on PATH, /usr/libexec/java_home and /usr/lib/jvm/*); the test suite needs one, cluster-up does not" \
+    "install one, e.g. 'apt-get install openjdk-21-jdk-headless' (Debian trixie), 'brew install openjdk@21' (macOS) or a Temurin 21/25 JDK, or set JAVA_HOME to it"
 }
 
 # ll_sha256 [FILE...]: "HASH  NAME" lines for the files, or the hash of standard input, with
 # sha256sum (Linux) or shasum (macOS).
 ll_sha256() {
-  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi
+  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi # portable: checked first
 }
 
 # ll_sources_hash PATH...: 16 hex digits naming the contents of every file under PATHs (relative to the
