@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Tests the Locust side (locust/): the locustfile swarming the real service jar, the report builder on
-# recorded runs (verdict both ways), and the Pods tab in headless Chromium. Run by `scripts/test.sh
-# locust`. Installs what it needs: the .venv with locust/requirements-dev.txt, the service jar (Maven
-# wrapper, when missing) and Debian's chromium (driven by Playwright; no browser is ever downloaded).
+# Tests the Locust side (locust/): first that the pins agree (the base image tag, the Dockerfile's
+# default and the locust pin; the lock files and the requirements files), then the locustfile swarming
+# the real service jar, the report builder on recorded runs (verdict both ways), and the Pods tab in
+# headless Chromium. Run by `scripts/test.sh locust`. Installs what it needs: the .venv from
+# locust/requirements-dev.lock, the service jar (Maven wrapper, when missing) and Debian's chromium
+# (driven by Playwright; no browser is ever downloaded).
 #
 # Usage: scripts/test-locust.sh [PYTEST-ARGS...]     e.g. -k pods_tab
 #
@@ -18,7 +20,9 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/venv.sh
 . "$LL_LIB/venv.sh"
 
-# check_pins: the Locust base image tag, the Dockerfile's default and the locust pin agree.
+# check_pins: the Locust base image tag, the Dockerfile's default and the locust pin agree, and the lock
+# files hold the requirements files' pins (the image and the .venv install the locks, so a pin changed
+# without regenerating them would change nothing).
 check_pins() {
   local pinned dockerfile_base
   pinned=$(sed -n 's/^locust==//p' "$LL_ROOT/$LOCUST_REQUIREMENTS")
@@ -28,7 +32,29 @@ check_pins() {
   dockerfile_base=$(sed -n 's/^ARG BASE_IMAGE=//p' "$LL_ROOT/locust/Dockerfile")
   [ "$dockerfile_base" = "$LOCUST_BASE_IMAGE" ] ||
     die "locust/Dockerfile BASE_IMAGE $dockerfile_base != LOCUST_BASE_IMAGE $LOCUST_BASE_IMAGE" "edit locust/Dockerfile"
-  echo "pins: locust $pinned, base image $LOCUST_BASE_IMAGE"
+  { locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" &&
+    locust_lock_problems "$LL_ROOT/$LOCUST_DEV_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" "$LL_ROOT/$LOCUST_DEV_REQUIREMENTS" \
+      "$LL_ROOT/$LOCUST_LOCK"; } ||
+    die "the lock files do not match the requirements files (above)" \
+      "regenerate them: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'"
+  check_lock_check
+  echo "pins: locust $pinned, base image $LOCUST_BASE_IMAGE; $(grep -c '^[a-z0-9]' "$LL_ROOT/$LOCUST_LOCK") packages in $LOCUST_LOCK," \
+    "$(grep -c '^[a-z0-9]' "$LL_ROOT/$LOCUST_DEV_LOCK") in $LOCUST_DEV_LOCK, in step with the requirements"
+}
+
+# check_lock_check: the lock check catches what it is for, on copies: a pin moved without a new lock,
+# a pin added, a lock without hashes.
+check_lock_check() {
+  local dir caught=0
+  dir=$(mktemp -d)
+  sed 's/^locust==.*/locust==2.0.0/' "$LL_ROOT/$LOCUST_REQUIREMENTS" >"$dir/moved.txt"
+  { cat "$LL_ROOT/$LOCUST_REQUIREMENTS"; echo "six==1.17.0"; } >"$dir/added.txt"
+  grep -v -e '--hash=' "$LL_ROOT/$LOCUST_LOCK" >"$dir/nohash.lock"
+  locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$dir/moved.txt" >/dev/null || caught=$((caught + 1))
+  locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$dir/added.txt" >/dev/null || caught=$((caught + 1))
+  locust_lock_problems "$dir/nohash.lock" "$LL_ROOT/$LOCUST_REQUIREMENTS" >/dev/null || caught=$((caught + 1))
+  rm -r "$dir"
+  [ "$caught" = 3 ] || die "the lock check caught $caught of 3 planted differences" "fix locust_lock_problems in scripts/lib/venv.sh"
 }
 
 # ensure_service_jar: the service's runnable jar, built with the Maven wrapper when it is not there.
@@ -43,7 +69,7 @@ ensure_service_jar() {
 
 main() {
   case ${1:-} in
-    -h | --help) sed -n '2,/^# shellcheck/{/^# shellcheck/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+    -h | --help) ll_usage; exit 0 ;;
   esac
   check_pins
   ensure_locust_venv dev

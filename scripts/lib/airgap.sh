@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Images built locally where no container registry answers: the kind node image (Kubernetes and its
 # component images from the Go module proxy, a Debian root filesystem, kind's own base files read
-# from the kind module in the Go module cache) and the Debian base images for the JRE and Python.
+# from the kind module in the Go module cache) and the Debian base images for the JRE, the JDK and Python.
 # Each image carries a liveness-lab.recipe label (a hash of the versions and of these scripts): an
 # image whose label matches is reused, anything else is rebuilt. Binaries and Debian packages stay
 # cached under $LL_CACHE, so a rebuild after 'docker image rm' takes a few minutes, not twenty.
@@ -9,13 +9,16 @@
 #
 # Environment it reads (with defaults):
 #   LIVENESS_LAB_DEBIAN_MIRROR=<from the host's apt sources>   Debian mirror for debootstrap
+#   LIVENESS_LAB_CA_DIR=/usr/local/share/ca-certificates       CAs this machine added, trusted by the base images
 
 # Packages of kind's node image (kind's images/base/Dockerfile, less rootless/NFS/iSCSI extras),
 # plus Debian's runc (kind builds its own) and dbus for systemd.
 LL_NODE_PACKAGES=systemd,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod
 LL_NODE_PACKAGES+=,libseccomp2,pigz,e2fsprogs,bash,ca-certificates,curl,jq,procps,runc
-# curl: the chart's helm test pods call the service with it, as on the official Temurin image.
-LL_JRE_PACKAGES=openjdk-25-jre-headless,ca-certificates,curl
+LL_JRE_PACKAGES=openjdk-25-jre-headless,ca-certificates
+# The build stage of service/Dockerfile: javac for the Maven wrapper and Maven (no curl needed: the
+# wrapper downloads Maven with Java where neither curl nor wget is there).
+LL_JDK_PACKAGES=openjdk-25-jdk-headless,ca-certificates
 LL_PYTHON_PACKAGES=python3,python3-venv,python3-pip,ca-certificates
 # The pod subnet slice of the one node (kind's default podSubnet is 10.244.0.0/16).
 LL_POD_CIDR=10.244.0.0/24
@@ -104,24 +107,92 @@ import_tree() {
 
 LL_DEFAULT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-# build_debian_image IMAGE PACKAGES CHANGE...: a Debian base image (JRE, Python) from debootstrap.
+# Certificate authorities that this machine added itself, where Debian keeps them (a TLS-intercepting
+# proxy's CA goes there): the local base images trust them too, so that Maven and pip inside a
+# `docker build` reach what the host reaches. Official images know nothing of them.
+LL_LOCAL_CA_DIR=${LIVENESS_LAB_CA_DIR:-/usr/local/share/ca-certificates}
+
+# local_ca_files: the locally added CA files (*.crt, as update-ca-certificates reads them), relative
+# to LL_LOCAL_CA_DIR and sorted; nothing when the machine added none.
+local_ca_files() {
+  [ -d "$LL_LOCAL_CA_DIR" ] || return 0
+  (cd "$LL_LOCAL_CA_DIR" && find . -type f -name '*.crt' | sed 's|^\./||' | LC_ALL=C sort)
+}
+
+# local_ca_hash: a hash of the locally added CAs' names and contents (part of a base image's recipe,
+# so that a changed CA rebuilds it), or nothing when there are none (the recipe stays as it was).
+local_ca_hash() {
+  local files
+  files=$(local_ca_files)
+  [ -n "$files" ] || return 0
+  (cd "$LL_LOCAL_CA_DIR" && echo "$files" | tr '\n' '\0' | xargs -0 sha256sum) | sha256sum | cut -c1-12
+}
+
+# trust_local_cas DIR: the locally added CAs trusted inside the Debian tree DIR as on this machine:
+# copied to the same place, then update-ca-certificates regenerates /etc/ssl/certs (OpenSSL, Python,
+# pip) and, through ca-certificates-java's trigger where Java is installed, Java's cacerts.
+trust_local_cas() {
+  local dir=$1 files f rc=0
+  files=$(local_ca_files)
+  [ -n "$files" ] || return 0
+  while IFS= read -r f; do
+    install -D -m 0644 "$LL_LOCAL_CA_DIR/$f" "$dir/usr/local/share/ca-certificates/$f"
+  done <<<"$files"
+  # Java needs /proc in the chroot (the loader finds libjli.so through /proc/self/exe); without it the
+  # trigger only says "Unable to execute Java" and leaves cacerts as it was.
+  mount -t proc proc "$dir/proc"
+  update_trust_stores "$dir" "$files" || rc=$?
+  umount "$dir/proc" || umount -l "$dir/proc"
+  [ "$rc" = 0 ] || die "the local CAs are not trusted inside $dir (see the lines above)" \
+    "check $LL_LOCAL_CA_DIR/*.crt (PEM certificates); ca-certificates-java's trigger must be able to run Java in the chroot"
+  echo "trusted in $dir: $(echo "$files" | tr '\n' ' ')"
+}
+
+# update_trust_stores DIR FILES: update-ca-certificates in the chroot, then a check that Java's store
+# has every file of FILES (a silent failure would surface only as a TLS error in a later Maven build).
+update_trust_stores() {
+  local dir=$1 files=$2 f alias
+  chroot "$dir" update-ca-certificates || return 1
+  [ -x "$dir/usr/bin/keytool" ] || return 0
+  while IFS= read -r f; do
+    # ca-certificates-java names each entry after its link in /etc/ssl/certs, which
+    # update-ca-certificates names <name>.pem with spaces, parentheses and commas replaced.
+    alias="debian:$(basename "$f" .crt | sed -e 's/ /_/g' -e 's/[()]/=/g' -e 's/,/_/g').pem"
+    chroot "$dir" keytool -list -cacerts -storepass changeit -alias "$alias" >/dev/null || {
+      echo "Java does not trust $f: no '$alias' in /etc/ssl/certs/java/cacerts" >&2
+      return 1
+    }
+  done <<<"$files"
+}
+
+# build_debian_image IMAGE PACKAGES CHANGE...: a Debian base image (JRE, JDK, Python) from debootstrap,
+# trusting the CAs this machine added.
 build_debian_image() {
-  local image=$1 packages=$2 recipe dir
+  local image=$1 packages=$2 recipe dir ca
   shift 2
-  recipe=$(recipe_hash "$image" "$packages" "$@")
+  ca=$(local_ca_hash)
+  recipe=$(recipe_hash "$image" "$packages" "$@" ${ca:+"local-ca $ca"})
   image_current "$image" "$recipe" && { echo "$image is up to date"; return 0; }
   dir=$LL_CACHE/build/$(echo "$image" | tr '/:' '__')
+  # A run interrupted in trust_local_cas leaves /proc mounted in the tree: never rm -rf through it.
+  ! mountpoint -q "$dir/proc" 2>/dev/null || umount -l "$dir/proc"
   debootstrap_tree "$dir" "$packages"
   rm -f "$dir/.liveness-lab-debootstrap"
+  trust_local_cas "$dir"
   import_tree "$dir" "$image" "$recipe" "ENV PATH=$LL_DEFAULT_PATH" "ENV LANG=C.UTF-8" "$@"
   rm -rf "$dir"
 }
 
+# java_home_change: the image setting of JAVA_HOME for Debian's OpenJDK 25 on this architecture.
+java_home_change() { echo "ENV JAVA_HOME=/usr/lib/jvm/java-25-openjdk-$(dpkg --print-architecture)"; }
+
 build_jre_image() {
-  local arch
-  arch=$(dpkg --print-architecture)
-  build_debian_image "$LOCAL_JRE_BASE_IMAGE" "$LL_JRE_PACKAGES" \
-    "ENV JAVA_HOME=/usr/lib/jvm/java-25-openjdk-$arch" 'CMD ["java", "-version"]'
+  build_debian_image "$LOCAL_JRE_BASE_IMAGE" "$LL_JRE_PACKAGES" "$(java_home_change)" 'CMD ["java", "-version"]'
+}
+
+# build_jdk_image: the build stage's base in service/Dockerfile where no registry answers.
+build_jdk_image() {
+  build_debian_image "$LOCAL_JDK_BASE_IMAGE" "$LL_JDK_PACKAGES" "$(java_home_change)" 'CMD ["java", "-version"]'
 }
 
 build_python_image() {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Builds the image liveness-lab/locust:<tag> from locust/Dockerfile: the locustfile, the Pods tab and the
+# report modules on a Python base, with exactly the packages of locust/requirements.lock in /opt/venv.
+# Skips the build when the image already holds the current locust/ sources built on the same base.
+#
+# Usage: scripts/build-locust-image.sh [--base IMAGE] [--offline-wheels] [--force]
+#   --base IMAGE      base image (default: $BASE_IMAGE, else LOCUST_BASE_IMAGE from scripts/versions.env;
+#                     LOCAL_PYTHON_BASE_IMAGE, liveness-lab/python:3-trixie, where no registry answers)
+#   --offline-wheels  download the lock's wheels on this machine first (for the base's Python, CPU and
+#                     glibc) and install them offline: for builds whose pip cannot reach PyPI (no network
+#                     in builds, or a TLS proxy whose CA the base image does not trust)
+#   --force           rebuild even when the image is up to date
+# Environment: BASE_IMAGE (as above); LIVENESS_LAB_PYTHON (the host's python3 for --offline-wheels, 3.11+).
+set -o errexit -o nounset -o pipefail
+. "$(dirname "$0")/lib/common.sh"
+# shellcheck source=lib/venv.sh
+. "$LL_ROOT/scripts/lib/venv.sh"
+
+base=${BASE_IMAGE:-$LOCUST_BASE_IMAGE}
+offline=
+force=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --base) [ $# -ge 2 ] || die "--base needs an image name" "e.g. --base $LOCAL_PYTHON_BASE_IMAGE"; base=$2; shift 2 ;;
+    --offline-wheels) offline=1; shift ;;
+    --force) force=1; shift ;;
+    -h | --help) ll_usage; exit 0 ;;
+    *) ll_usage >&2; die "unknown argument '$1'" "see --help" ;;
+  esac
+done
+
+image=$LOCUST_IMAGE:$LOCUST_IMAGE_TAG
+# The image installs the lock: one behind requirements*.txt would build the old versions.
+locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" >&2 ||
+  die "$LOCUST_LOCK does not match $LOCUST_REQUIREMENTS (above)" \
+    "regenerate it: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'"
+
+need_cmd docker "install Docker (scripts/cluster-up.sh does it on Debian as root)"
+if ! docker image inspect "$base" >/dev/null 2>&1; then
+  log "pulling base image $base"
+  docker pull "$base" >/dev/null 2>&1 ||
+    die "base image '$base' is neither present nor pullable" \
+      "where no registry answers, build the local one first (scripts/cluster-up.sh does), or pass --base $LOCAL_PYTHON_BASE_IMAGE if it is built already"
+fi
+
+# The image is current when it was built from these exact sources onto this base: the label names both
+# (the sources hash, then the base's image ID). How pip got the wheels does not matter: their hashes
+# are the lock's either way.
+sources=$(ll_sources_hash locust)-$(docker image inspect --format '{{.Id}}' "$base" | cut -c8-19)
+built=$(docker image inspect --format '{{ index .Config.Labels "io.livenesslab.sources" }}' "$image" 2>/dev/null || true)
+if [ -z "$force" ] && [ "$built" = "$sources" ]; then
+  log "image $image is up to date (sources $sources): not rebuilt"
+  exit 0
+fi
+
+wheels=()
+if [ -n "$offline" ]; then
+  step locust-wheels prepare_locust_wheels "$base"
+  wheels=(--build-arg WHEELS=wheels)
+fi
+# buildx adds provenance attestations by default, which makes every build's digest differ; without
+# them identical builds give identical digests. The legacy builder (Docker 20.10, no buildx) ignores it.
+export BUILDX_NO_DEFAULT_ATTESTATIONS=1
+# --label on the command line: the legacy builder takes it as the final layer, after every cached one.
+step docker-build-locust docker build --build-arg "BASE_IMAGE=$base" ${wheels[@]+"${wheels[@]}"} \
+  --label "io.livenesslab.sources=$sources" -t "$image" "$LL_ROOT/locust"
+log "built $image onto $base ($(docker image inspect --format '{{.Size}}' "$image" | awk '{ printf "%d MB", $1 / 1000000 }'))"
