@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Brings up the liveness-lab kind cluster and installs the chart: the one command from a machine with
 # Docker (or, as root on Debian, not even that) to the demo running. Where a container registry answers,
-# the official kind node image and base images are pulled; where none does, every image is built
-# locally from the Go module proxy and Debian packages (the first time about 25 minutes on 2 cores,
-# then cached under ~/.cache/liveness-lab). Safe to re-run: an existing cluster is reused, a
-# half-finished build resumes, an unchanged release is left alone.
+# the official kind node image and base images are pulled and kind, helm and kubectl are taken from
+# PATH when compatible or downloaded (checked against their published SHA-256); where none does, every
+# image is built locally from the Go module proxy and Debian packages (the first time 15 to 20 minutes
+# on 2 cores, then cached under ~/.cache/liveness-lab). Safe to re-run: an existing cluster is reused,
+# a half-finished build resumes, an unchanged image or release is left alone and no pod restarts.
+# Needs bash >= 4 (macOS: brew install bash).
 #
 # Usage: scripts/cluster-up.sh [--airgap] [--dry-run] [--help]
 #   --airgap    build every image locally even where a registry answers
-#   --dry-run   print the plan (registry or air-gapped, images, steps) and change nothing
+#   --dry-run   print the plan (registry or not, images, tools and where each comes from) and change nothing
 #
 # Environment (defaults):
 #   LIVENESS_LAB_REGISTRY=auto           yes | no: take this answer instead of asking the registry
-#   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   build caches and step logs (logs/)
+#   LIVENESS_LAB_REGISTRY_WAIT=30        seconds the registry check waits for a first answer
+#   LIVENESS_LAB_NODE_IMAGE=<KIND_NODE_IMAGE of scripts/versions.env>   the kind node image to pull
+#   LIVENESS_LAB_DOWNLOAD_MIRROR=        fetch tool releases https://HOST/PATH from MIRROR/HOST/PATH
+#   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   build caches, downloaded tools and step logs (logs/)
 #   LIVENESS_LAB_DEBIAN_MIRROR=<host's apt sources>   Debian mirror for the local builds
 #   LIVENESS_LAB_HELM_TIMEOUT=10m        how long helm waits for every pod to be Ready
 #   LIVENESS_LAB_NODE_WAIT=300s          how long to wait for the node to be Ready
@@ -33,7 +38,7 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/venv.sh
 . "$LL_LIB/venv.sh"
 
-usage() { sed -n '2,/^set -o/{/^set -o/d;s/^# \{0,1\}//;p}' "$0"; }
+KIND_NODE_IMAGE=${LIVENESS_LAB_NODE_IMAGE:-$KIND_NODE_IMAGE}
 
 AIRGAP=0
 DRY_RUN=0
@@ -42,7 +47,7 @@ parse_args() {
     case $1 in
       --airgap) AIRGAP=1 ;;
       --dry-run) DRY_RUN=1 ;;
-      -h | --help) usage; exit 0 ;;
+      -h | --help) ll_usage; exit 0 ;;
       *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
     esac
     shift
@@ -51,38 +56,81 @@ parse_args() {
 
 MODE=
 MODE_REASON=
-# decide_mode: "registry" (pull official images) or "airgap" (build them here), and why.
+# decide_mode: "registry" (pull official images, download tools) or "airgap" (build them here), and
+# why. A failed registry check never switches silently, except as root on Debian (our machines), where
+# building everything locally is what the no-registry path is for.
 decide_mode() {
   if [ "$AIRGAP" = 1 ]; then
     MODE=airgap MODE_REASON="--airgap given"
-    return 0
+  else
+    case ${LIVENESS_LAB_REGISTRY:-auto} in
+      yes) MODE=registry MODE_REASON="LIVENESS_LAB_REGISTRY=yes" ;;
+      no) MODE=airgap MODE_REASON="LIVENESS_LAB_REGISTRY=no" ;;
+      auto)
+        if registry_answers "$KIND_NODE_IMAGE"; then
+          MODE=registry MODE_REASON="a pull of $KIND_NODE_IMAGE is answered: $REGISTRY_ANSWER"
+        elif is_root_debian; then
+          MODE=airgap MODE_REASON="no container registry answers for $KIND_NODE_IMAGE: $REGISTRY_ANSWER"
+        else
+          die "the registry check failed: 'docker pull $KIND_NODE_IMAGE' said: $REGISTRY_ANSWER" \
+            "if Docker can pull images here (a Docker Hub rate limit or a slow network fails this check too), run again with LIVENESS_LAB_REGISTRY=yes; to build every image locally instead (root on Debian, with Go, gcc and debootstrap; 15-20 minutes), LIVENESS_LAB_REGISTRY=no"
+        fi ;;
+      *) die "LIVENESS_LAB_REGISTRY must be yes, no or auto (it is '$LIVENESS_LAB_REGISTRY')" ;;
+    esac
   fi
-  case ${LIVENESS_LAB_REGISTRY:-auto} in
-    yes) MODE=registry MODE_REASON="LIVENESS_LAB_REGISTRY=yes" ;;
-    no) MODE=airgap MODE_REASON="LIVENESS_LAB_REGISTRY=no" ;;
-    auto)
-      if registry_answers "$KIND_NODE_IMAGE"; then
-        MODE=registry MODE_REASON="the registry answers for $KIND_NODE_IMAGE"
-      else
-        MODE=airgap MODE_REASON="no container registry answers for $KIND_NODE_IMAGE"
-      fi ;;
-    *) die "LIVENESS_LAB_REGISTRY must be yes, no or auto (it is '$LIVENESS_LAB_REGISTRY')" ;;
-  esac
+  # Tools: downloaded where registries answer (download sites do too), built with Go where none does.
+  if [ "$MODE" = registry ]; then LL_TOOL_DOWNLOADS=yes; else LL_TOOL_DOWNLOADS=no; fi
+  export LL_TOOL_DOWNLOADS
 }
 
 node_image() { if [ "$MODE" = registry ]; then echo "$KIND_NODE_IMAGE"; else local_node_image; fi; }
 jre_base() { if [ "$MODE" = registry ]; then echo "$JRE_BASE_IMAGE"; else echo "$LOCAL_JRE_BASE_IMAGE"; fi; }
+jdk_base() { if [ "$MODE" = registry ]; then echo "$JDK_BASE_IMAGE"; else echo "$LOCAL_JDK_BASE_IMAGE"; fi; }
 python_base() { if [ "$MODE" = registry ]; then echo "$LOCUST_BASE_IMAGE"; else echo "$LOCAL_PYTHON_BASE_IMAGE"; fi; }
 how() { if [ "$MODE" = registry ]; then echo "pulled"; else echo "built here: $1"; fi; }
+
+# kubectl_deferred: on the no-registry path kubectl is built with the node image's Kubernetes, so it
+# is resolved after the images rather than built twice.
+# Decided once, by decide_kubectl: after the node image is built, the cache has kubectl.
+KUBECTL_DEFERRED=0
+decide_kubectl() {
+  local how
+  read -r how _ <<<"$(tool_source kubectl)"
+  if [ "$MODE" = airgap ] && [ "$how" = build ]; then KUBECTL_DEFERRED=1; fi
+}
+kubectl_deferred() { [ "$KUBECTL_DEFERRED" = 1 ]; }
+
+# describe_kubectl: the plan's kubectl line.
+describe_kubectl() {
+  if kubectl_deferred; then echo "$KUBERNETES_VERSION: built with the node image's Kubernetes"; else describe_tool kubectl; fi
+}
+
+# describe_docker: the machine Docker runs on, as Docker sees it.
+describe_docker() {
+  local resources
+  resources=$(docker_resources 2>/dev/null) || true
+  if [ -z "$resources" ]; then
+    echo "no daemon answers yet$(is_root_debian && echo ": Debian's docker.io is installed and started")"
+    return 0
+  fi
+  # shellcheck disable=SC2086 # "CPUS MIB" splits into two words
+  set -- $resources
+  echo "$(docker info --format '{{.OperatingSystem}}' 2>/dev/null), $1 CPUs, $(($2 / 1024)) GiB, cgroup v$(docker info --format '{{.CgroupVersion}}' 2>/dev/null)"
+}
 
 print_plan() {
   local mirror=
   [ "$MODE" = airgap ] && mirror=$(debian_mirror 2>/dev/null || echo "none found: set LIVENESS_LAB_DEBIAN_MIRROR")
   cat <<EOF
-plan for kind cluster '$KIND_CLUSTER_NAME' (Kubernetes $KUBERNETES_VERSION, kind $KIND_VERSION, helm $HELM_VERSION)
+plan for kind cluster '$KIND_CLUSTER_NAME' (Kubernetes $KUBERNETES_VERSION)
   mode:          $MODE ($MODE_REASON)
+  docker:        $(describe_docker)
+  kind:          $(describe_tool kind)
+  helm:          $(describe_tool helm)
+  kubectl:       $(describe_kubectl)
   node image:    $(node_image) ($(how "Kubernetes, etcd $ETCD_VERSION, CoreDNS $COREDNS_VERSION, containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION from the Go module proxy"))
   JRE base:      $(jre_base) ($(how "debootstrap $LOCAL_BASE_SUITE + $LL_JRE_PACKAGES"))
+  JDK base:      $(jdk_base) ($(how "debootstrap $LOCAL_BASE_SUITE + $LL_JDK_PACKAGES"))
   Locust base:   $(python_base) ($(how "debootstrap $LOCAL_BASE_SUITE + $LL_PYTHON_PACKAGES"))
 EOF
   [ -n "$mirror" ] && echo "  Debian mirror: $mirror"
@@ -90,10 +138,33 @@ EOF
   kind config:   kind-config.yaml$(config_additions_summary)
   runc wrapper:  $(if host_has_cap_sys_resource; then echo "not needed"; else echo "needed: this host lacks CAP_SYS_RESOURCE"; fi)
   cluster:       $(if cluster_exists 2>/dev/null; then echo "exists: reuse it"; else echo "create"; fi)
-  service image: $SERVICE_IMAGE:$SERVICE_VERSION on $(jre_base) ($(if [ -x "$LL_ROOT/scripts/build-service-image.sh" ]; then echo "scripts/build-service-image.sh"; else echo "skipped: scripts/build-service-image.sh is not there yet"; fi))
-  locust image:  $LOCUST_IMAGE:$LOCUST_IMAGE_TAG on $(python_base) ($(if [ -f "$LL_ROOT/locust/Dockerfile" ]; then echo "locust/Dockerfile"; else echo "skipped: locust/Dockerfile is not there yet"; fi))
-  chart:         $(if chart_present; then echo "helm upgrade --install liveness-lab ./chart -n liveness-lab --wait, once every image it names is built"; else echo "skipped: chart/Chart.yaml is not there yet"; fi)
+  service image: $SERVICE_IMAGE:$SERVICE_VERSION, built in $(jdk_base) onto $(jre_base) (scripts/build-service-image.sh)
+  locust image:  $LOCUST_IMAGE:$LOCUST_IMAGE_TAG on $(python_base) (scripts/build-locust-image.sh)
+  chart:         helm upgrade --install liveness-lab ./chart -n liveness-lab --wait, when it changed
 EOF
+}
+
+# What the cluster, the four variants and Locust need from the Docker machine (README, "On a laptop").
+LL_MIN_CPUS=2
+LL_MIN_MEMORY_MIB=4096
+# check_docker_resources: warn when the Docker machine is smaller than the demo needs.
+check_docker_resources() {
+  local resources
+  resources=$(docker_resources) || return 0
+  # shellcheck disable=SC2086 # "CPUS MIB" splits into two words
+  set -- $resources
+  [ "$1" -ge "$LL_MIN_CPUS" ] ||
+    warn "Docker has $1 CPU(s); the demo needs $LL_MIN_CPUS (Docker Desktop: Settings > Resources > CPUs)"
+  [ "$2" -ge "$LL_MIN_MEMORY_MIB" ] ||
+    warn "Docker has $(($2 / 1024)) GiB of memory; the demo needs $((LL_MIN_MEMORY_MIB / 1024)) GiB (Docker Desktop: Settings > Resources > Memory)"
+}
+
+# resolve_tools: kind, helm and kubectl before anything is created, so a missing tool stops the run
+# before the cluster or the images exist.
+resolve_tools() {
+  ensure_kind
+  ensure_helm
+  kubectl_deferred || ensure_kubectl
 }
 
 # config_additions_summary: what the derived kind config adds to kind-config.yaml on this host.
@@ -109,7 +180,8 @@ prepare_images() {
   if [ "$MODE" = registry ]; then
     pull_if_missing "$KIND_NODE_IMAGE"
     pull_if_missing "$JRE_BASE_IMAGE"
-    [ ! -f "$LL_ROOT/locust/Dockerfile" ] || pull_if_missing "$LOCUST_BASE_IMAGE"
+    pull_if_missing "$JDK_BASE_IMAGE"
+    pull_if_missing "$LOCUST_BASE_IMAGE"
     return 0
   fi
   local node=1
@@ -123,6 +195,7 @@ prepare_images() {
   # Debian trees (network and disk bound) in the background while Go compiles (CPU bound).
   (
     step "build-jre-image" build_jre_image
+    step "build-jdk-image" build_jdk_image
     step "build-python-image" build_python_image
     [ "$node" = 0 ] || step "prepare-node-tree" prepare_node_tree
   ) &
@@ -133,65 +206,55 @@ prepare_images() {
   [ "$node" = 0 ] || step "build-node-image-$KUBERNETES_VERSION" build_node_image
 }
 
-# build_app_images: the service and Locust images, on the base images of this mode.
+# build_app_images: the service and Locust images, on the base images of this mode. Each script skips
+# its build when the image already carries the hash of its sources.
 build_app_images() {
-  if [ -x "$LL_ROOT/scripts/build-service-image.sh" ]; then
-    step "build-service-image" env BASE_IMAGE="$(jre_base)" "$LL_ROOT/scripts/build-service-image.sh"
+  step "build-service-image" "$LL_ROOT/scripts/build-service-image.sh" --base "$(jre_base)" --jdk "$(jdk_base)"
+  if [ "$MODE" = registry ]; then
+    step "build-locust-image" "$LL_ROOT/scripts/build-locust-image.sh" --base "$(python_base)"
   else
-    log "service image: skipped, scripts/build-service-image.sh is not there yet"
-  fi
-  if [ -f "$LL_ROOT/locust/Dockerfile" ]; then
-    # Where no registry answers, the build's own pip may not reach PyPI either (no trusted CA for this
-    # machine's TLS proxy in the base): the wheels are downloaded on the host and installed offline.
-    [ "$MODE" = registry ] || step "locust-wheels" prepare_locust_wheels "$(python_base)"
-    # Docker's layer cache makes this a no-op when locust/ has not changed.
-    step "build-locust-image" docker build --build-arg "BASE_IMAGE=$(python_base)" \
-      -t "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" "$LL_ROOT/locust"
-  else
-    log "locust image: skipped, locust/Dockerfile is not there yet"
+    # Where no registry answers, the build's own pip may not reach PyPI either: the wheels are
+    # downloaded on the host and installed offline.
+    step "build-locust-image" "$LL_ROOT/scripts/build-locust-image.sh" --base "$(python_base)" --offline-wheels
   fi
 }
 
-MISSING_IMAGES=()
-# load_app_images: every image the chart names (or, without a chart, the service image) into the
-# node; the ones not built yet are listed in MISSING_IMAGES.
+# load_app_images: every image of ours that the chart names into the node (official ones are pulled
+# by the node itself where a registry answers).
 load_app_images() {
-  local image images
-  if chart_present; then
-    ensure_helm
-    images=$(chart_images "$KUBERNETES_VERSION")
-  else
-    images=$SERVICE_IMAGE:$SERVICE_VERSION
-  fi
-  for image in $images; do
+  local image
+  for image in $(chart_images "$KUBERNETES_VERSION"); do
     if docker image inspect "$image" >/dev/null 2>&1; then
       load_image "$image"
     elif [ "$MODE" = registry ] && [ "${image#liveness-lab/}" = "$image" ]; then
       log "image $image: the node pulls it"
     else
-      MISSING_IMAGES+=("$image")
+      die "the chart names $image, which was not built" "read the step logs in $LL_LOGS"
     fi
   done
 }
 
+# print_next_steps: where to look, with commands that work as printed (a tool that the user's PATH
+# does not find, or finds at another version, is printed with its path under .tools/bin).
 print_next_steps() {
-  if [ "$CHART_INSTALLED" = 0 ]; then
-    printf '\nthe kind cluster %s is up (%ss), without the chart (see above).\n' "$KIND_CLUSTER_NAME" "$(($(ll_now) - LL_START))"
-    printf '  tear down:          scripts/cluster-down.sh\n'
-    return 0
-  fi
+  local kubectl urls
+  kubectl=$(print_tool kubectl)
+  urls=$(kube -n "$LL_NAMESPACE" get services -l "app.kubernetes.io/instance=$LL_RELEASE" \
+    -o jsonpath='{range .items[*]}{.metadata.labels.app\.kubernetes\.io/component} {.spec.ports[0].nodePort}{"\n"}{end}' 2>/dev/null |
+    awk '$2 != "" && $1 !~ /^locust/ { printf "%shttp://127.0.0.1:%s (%s)", sep, $2, $1; sep = "  " }')
   cat <<EOF
 
 liveness-lab is up ($(($(ll_now) - LL_START))s).
   Locust web UI:      http://127.0.0.1:8089
-  watch the pods:     kubectl get pods -n liveness-lab -w
+  watch the pods:     $kubectl --context $LL_KUBE_CONTEXT get pods -n $LL_NAMESPACE -w
   scripted demo:      scripts/demo.sh
-  variants:           http://127.0.0.1:30080 (blocking)  :30081 (reactive)  :30082 (offloaded)  :30083 (virtual)
+  variants:           ${urls:-none deployed}
   tear down:          scripts/cluster-down.sh  (keeps the build caches; --purge removes them)
 EOF
+  [ "$kubectl" = kubectl ] ||
+    printf '  (the kind, helm and kubectl of this run are in %s: put it first on PATH to use them by name)\n' "$LL_TOOLS/bin"
 }
 
-CHART_INSTALLED=0
 LL_BG_PID=
 on_exit() {
   local rc=$?
@@ -208,27 +271,25 @@ main() {
   parse_args "$@"
   if [ "$DRY_RUN" = 1 ]; then
     decide_mode
+    decide_kubectl
     print_plan
     return 0
   fi
   trap on_exit EXIT
   trap 'exit 130' INT TERM
   ensure_docker
+  check_docker_resources
   decide_mode
+  decide_kubectl
   print_plan >&2
-  ensure_kind
+  resolve_tools
+  ensure_pkg jq jq
   prepare_images
+  if kubectl_deferred; then ensure_kubectl; fi
   create_cluster "$(node_image)" "$MODE"
   build_app_images
   load_app_images
-  if ! chart_present; then
-    log "chart: chart/Chart.yaml is not there yet; the cluster is up without it"
-  elif [ ${#MISSING_IMAGES[@]} -gt 0 ]; then
-    log "chart: not installed, these images it names are not built yet: ${MISSING_IMAGES[*]}; the cluster is up without it"
-  else
-    install_chart
-    CHART_INSTALLED=1
-  fi
+  install_chart
   print_next_steps
 }
 

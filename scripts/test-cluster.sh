@@ -6,7 +6,8 @@
 #
 # Usage: scripts/test-cluster.sh [--help]
 # Ends with "N passed, N failed"; exits non-zero when any check fails.
-# shellcheck source-path=SCRIPTDIR
+# The tests' subshells re-source versions.env: KIND_VERSION and the rest keep their values (SC2031).
+# shellcheck source-path=SCRIPTDIR disable=SC2031
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -140,6 +141,129 @@ yaml_parses() {
   fi
 }
 
+# in_tools_lib COMMAND...: COMMAND in a subshell that has sourced the tool libraries, with a new clone's
+# .tools in $OUT/clone, the cache in $OUT/cache and logs in $OUT/logs.
+in_tools_lib() {
+  (
+    # shellcheck source=lib/common.sh
+    . "$ROOT/scripts/lib/common.sh"
+    # shellcheck source=lib/gobuild.sh
+    . "$ROOT/scripts/lib/gobuild.sh"
+    export LL_CACHE=$OUT/cache LL_LOGS=$OUT/logs LL_TOOLS=$OUT/clone/.tools
+    # shellcheck source=lib/tools.sh
+    . "$ROOT/scripts/lib/tools.sh"
+    "$@"
+  )
+}
+
+# The rule for using the user's own tools (README, "On a laptop"), one case per line: NAME VERSION ok|no.
+compatibility_rule() {
+  local name version want got fails=0
+  while read -r name version want; do
+    got=no
+    in_tools_lib tool_compatible "$name" "$version" && got=ok
+    [ "$got" = "$want" ] || { echo "$name $version: $got, want $want"; fails=1; }
+  done <<EOF
+kind v0.33.0 ok
+kind v0.34.1 ok
+kind v0.32.0 no
+kind v1.0.0 no
+helm v3.16.4 no
+helm v3.17.0 ok
+helm v3.22.0 ok
+helm v4.0.1 ok
+kubectl v1.36.3 ok
+kubectl v1.37.0 ok
+kubectl v1.38.0 ok
+kubectl v1.35.9 no
+kubectl v1.39.0 no
+kubectl garbage no
+EOF
+  return "$fails"
+}
+
+# fake_release DIR VERSION: a kind "release" (a script that reports VERSION) laid out as the official
+# download under DIR, with its published checksum file.
+fake_release() {
+  local dir=$1/github.com/kubernetes-sigs/kind/releases/download/$KIND_VERSION file
+  file=kind-$(uname -s | tr '[:upper:]' '[:lower:]')-amd64
+  mkdir -p "$dir"
+  printf '#!/bin/sh\necho "kind %s go1 linux/amd64"\n' "$2" >"$dir/$file"
+  (cd "$dir" && sha256sum "$file" >"$file.sha256sum")
+}
+
+# serve DIR: a file server for DIR on a free port of 127.0.0.1; sets SERVER_PID and SERVER_URL.
+serve() {
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  python3 -m http.server --bind 127.0.0.1 --directory "$1" "$port" >"$OUT/http.log" 2>&1 &
+  SERVER_PID=$!
+  SERVER_URL=http://127.0.0.1:$port
+  local _
+  for _ in $(seq 50); do curl -s -o /dev/null "$SERVER_URL/" && return 0; sleep 0.1; done
+  echo "file server did not start"
+  return 1
+}
+
+# A tool that is missing is downloaded from its release (here a local mirror of it) and its SHA-256 is
+# checked: a matching file is linked into .tools/bin, a file that does not match its published
+# checksum is refused and nothing is linked.
+download_verified() {
+  local rc=0 release=$OUT/release
+  rm -rf "$OUT/cache" "$OUT/clone" "$release"
+  fake_release "$release" "$KIND_VERSION"
+  serve "$release" || return 1
+  PATH=/usr/bin:/bin LIVENESS_LAB_DOWNLOAD_MIRROR=$SERVER_URL LL_TOOL_DOWNLOADS=yes in_tools_lib ensure_kind 2>&1 &&
+    [ "$("$OUT/clone/.tools/bin/kind" version)" = "kind $KIND_VERSION go1 linux/amd64" ] || rc=1
+  rm -rf "$OUT/cache" "$OUT/clone"
+  echo "tampered" >>"$(ls "$release"/github.com/kubernetes-sigs/kind/releases/download/*/kind-*[!m])"
+  if PATH=/usr/bin:/bin LIVENESS_LAB_DOWNLOAD_MIRROR=$SERVER_URL LL_TOOL_DOWNLOADS=yes in_tools_lib ensure_kind 2>"$OUT/e"; then
+    rc=1
+  fi
+  cat "$OUT/e" "$OUT"/logs/download-kind-*.log
+  grep -q "could not download kind" "$OUT/e" && grep -q "SHA-256 mismatch" "$OUT"/logs/download-kind-*.log &&
+    [ ! -e "$OUT/clone/.tools/bin/kind" ] || rc=1
+  kill "$SERVER_PID"
+  return "$rc"
+}
+
+# A laptop: no GNU timeout, no Go, other versions of kind, helm and kubectl on PATH, a registry that
+# answers: the plan takes the registry path and says where every tool comes from, none built with Go.
+laptop_plan() {
+  local bin=$OUT/laptop-bin cmd
+  rm -rf "$bin" && mkdir -p "$bin"
+  # The host's commands, less the GNU timeout and Go.
+  for cmd in bash sh env cat sed awk grep tr cut sort head tail uname mkdir rm ln dirname basename id \
+    python3 curl git date mktemp ls wc pwd readlink sleep; do
+    ln -s "$(command -v "$cmd")" "$bin/$cmd"
+  done
+  printf '#!/bin/sh\necho "kind v0.31.0 go1 darwin/arm64"\n' >"$bin/kind"
+  printf '#!/bin/sh\necho "v4.0.1"\n' >"$bin/helm"
+  printf '#!/bin/sh\necho "Client Version: v1.29.4"\n' >"$bin/kubectl"
+  chmod +x "$bin"/kind "$bin"/helm "$bin"/kubectl
+  PATH=$bin LIVENESS_LAB_CACHE=$OUT/empty-cache LIVENESS_LAB_REGISTRY=yes "$ROOT/scripts/cluster-up.sh" --dry-run >"$OUT/p" || return 1
+  cat "$OUT/p"
+  grep -q "mode: *registry" "$OUT/p" &&
+    grep -qE "^  kind: +$KIND_VERSION: download https://github.com/kubernetes-sigs/kind/releases/download/$KIND_VERSION/kind-" "$OUT/p" &&
+    grep -qE "^  helm: +v4.0.1 on PATH" "$OUT/p" &&
+    grep -qE "^  kubectl: +$KUBERNETES_VERSION: download https://dl.k8s.io/release/$KUBERNETES_VERSION/bin/" "$OUT/p" &&
+    ! grep -qi "build with go" "$OUT/p"
+}
+
+# Off root Debian (here: as the user nobody), a registry check that fails stops with what was tried and
+# the choice, instead of switching to the local builds.
+no_silent_switch() {
+  local rc=0
+  command -v setpriv >/dev/null || { echo "setpriv (util-linux) is missing"; return 1; }
+  cp -r "$ROOT" "$OUT/repo-copy" && chmod -R a+rX "$OUT" && chmod a+x "$(dirname "$OUT")"
+  setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp LIVENESS_LAB_CACHE=/tmp/ll-nobody-cache \
+    "$OUT/repo-copy/scripts/cluster-up.sh" --dry-run >"$OUT/o" 2>"$OUT/e" || rc=$?
+  cat "$OUT/e"
+  [ "$rc" = 1 ] && grep -q "the registry check failed" "$OUT/e" &&
+    grep -q "LIVENESS_LAB_REGISTRY=yes" "$OUT/e" && grep -q "LIVENESS_LAB_REGISTRY=no" "$OUT/e" &&
+    ! grep -q "mode:" "$OUT/o"
+}
+
 # ensure_kind_offline: ensure_kind for a new clone in $OUT/clone, with the cache in $OUT/cache and Go
 # taken off PATH (so that a build, if attempted, fails).
 ensure_kind_offline() {
@@ -149,6 +273,8 @@ ensure_kind_offline() {
     # shellcheck source=lib/gobuild.sh
     . "$ROOT/scripts/lib/gobuild.sh"
     export LL_CACHE=$OUT/cache LL_LOGS=$OUT/logs LL_TOOLS=$OUT/clone/.tools
+    # A closed port on 127.0.0.1 for the download: nothing leaves this machine.
+    export LIVENESS_LAB_DOWNLOAD_MIRROR=http://127.0.0.1:9
     PATH=/usr/bin:/bin
     # shellcheck source=lib/tools.sh
     . "$ROOT/scripts/lib/tools.sh"
@@ -196,6 +322,10 @@ check "kind-config.yaml maps the chart's NodePorts on 127.0.0.1" kind_config_por
 check "derived kind config, air-gapped" derived_config_airgap
 check "derived kind config, registry" derived_config_registry
 check "tools cached by version are reused by a new clone" cached_tool_reused
+check "which kind, helm and kubectl on PATH are used" compatibility_rule
+check "a missing tool is downloaded and its SHA-256 checked" download_verified
+check "laptop dry-run: registry path, no tool built with Go" laptop_plan
+check "off root Debian a failed registry check stops" no_silent_switch
 check "shellcheck" shellcheck_clean
 
 echo "$PASSED passed, $FAILED failed"

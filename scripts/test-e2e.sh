@@ -23,15 +23,13 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/cluster.sh
 . "$LL_LIB/cluster.sh"
 
-usage() { sed -n '2,/^set -o/{/^set -o/d;s/^# \{0,1\}//;p}' "$0"; }
-
 KEEP=0
 UP_ARGS=()
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
       --keep) KEEP=1 ;;
-      -h | --help) usage; exit 0 ;;
+      -h | --help) ll_usage; exit 0 ;;
       --) shift; UP_ARGS=("$@"); return 0 ;;
       *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
     esac
@@ -162,8 +160,29 @@ main() {
   check "every kube-system pod Ready" kube_system_ready || true
   check "a NodePort answers on 127.0.0.1" nodeport_answers || true
   check "chart on the cluster: dry-run, Pod Security, helm test" "$LL_ROOT/scripts/test-chart.sh" --cluster || true
+  check "a second cluster-up.sh changes nothing, restarts no pod" rerun_changes_nothing || true
   check "scripted demo, shortened: verdict PASS" short_demo || true
   check "Pods tab of the in-cluster Locust shows the restarts" live_pods_tab || true
+}
+
+# pod_states: every pod of the release with its UID and restart count, one per line, sorted.
+pod_states() {
+  kube -n "$LL_NAMESPACE" get pods -l "app.kubernetes.io/instance=$LL_RELEASE" \
+    -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid} {.status.containerStatuses[*].restartCount}{"\n"}{end}' | sort
+}
+
+# rerun_changes_nothing: scripts/cluster-up.sh again with everything up: no image is built or loaded
+# again, the release is not upgraded, and every pod is the same pod with the same restart count. The
+# decision is the images' sources label, whatever 'kind load' would print.
+rerun_changes_nothing() {
+  local before after out=$LL_LOGS/e2e-rerun.log
+  before=$(pod_states)
+  cluster_up >"$out" 2>&1 || { tail -n 30 "$out"; return 1; }
+  after=$(pod_states)
+  echo "before:"; echo "$before"; echo "after:"; echo "$after"
+  grep -E "already in the node|is up to date|not touched" "$out"
+  [ -n "$before" ] && [ "$before" = "$after" ] &&
+    ! grep -qE "load-liveness-lab|helm-upgrade|restart-pods" "$out"
 }
 
 # short_demo: scripts/demo.sh with a 60 s hold (the first restart comes about 30 s into the load) and

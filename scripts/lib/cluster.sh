@@ -12,12 +12,31 @@ LL_RELEASE=liveness-lab
 
 kube() { kubectl --context "$LL_KUBE_CONTEXT" "$@"; }
 
-# registry_answers IMAGE: the image is here already, or its registry serves its manifest. Where no
-# registry can be reached the name does not resolve, so this fails within a second or two.
+# registry_answers IMAGE: the image is here already, or the Docker daemon's pull of it gets as far as
+# its layers (through the daemon, so its registry mirrors count). The pull is stopped there: this only
+# asks. Where no registry can be reached the name does not resolve, so this fails within a second or
+# two; LIVENESS_LAB_REGISTRY_WAIT (default 30) seconds is the most it waits for a first answer.
+# REGISTRY_ANSWER holds the pull's last words.
+REGISTRY_ANSWER=
 registry_answers() {
-  command -v docker >/dev/null 2>&1 || return 1
-  docker image inspect "$1" >/dev/null 2>&1 && return 0
-  timeout 20 docker manifest inspect "$1" >/dev/null 2>&1
+  local line pid fd rc=1 wait=${LIVENESS_LAB_REGISTRY_WAIT:-30}
+  REGISTRY_ANSWER=
+  command -v docker >/dev/null 2>&1 || { REGISTRY_ANSWER="no docker command"; return 1; }
+  docker image inspect "$1" >/dev/null 2>&1 && { REGISTRY_ANSWER="present locally"; return 0; }
+  exec {fd}< <(docker pull "$1" 2>&1)
+  pid=$!
+  while IFS= read -r -t "$wait" -u "$fd" line; do
+    REGISTRY_ANSWER=$line
+    case $line in
+      *"Pulling fs layer"* | *"Already exists"* | *Waiting* | *Downloading* | *"Digest: "* | *"Status: "*)
+        rc=0
+        break ;;
+    esac
+  done
+  [ -n "$REGISTRY_ANSWER" ] || REGISTRY_ANSWER="no answer within ${wait}s"
+  exec {fd}<&-
+  kill "$pid" 2>/dev/null || true
+  return "$rc"
 }
 
 pull_if_missing() {
@@ -26,7 +45,6 @@ pull_if_missing() {
 }
 
 cluster_exists() { kind get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER_NAME"; }
-chart_present() { [ -f "$LL_ROOT/chart/Chart.yaml" ]; }
 api_answers() { kube get --raw /readyz >/dev/null 2>&1; }
 
 # render_kind_config MODE OUT: kind-config.yaml plus what this host and mode need. The top-level file
@@ -36,7 +54,7 @@ render_kind_config() {
   mkdir -p "$(dirname "$out")"
   if [ "$mode" = airgap ]; then
     # kindnetd's image cannot be had offline; the local node image brings a static CNI config.
-    sed 's/^networking:$/networking:\n  disableDefaultCNI: true/' "$LL_ROOT/kind-config.yaml" >"$out"
+    awk '{ print } /^networking:$/ { print "  disableDefaultCNI: true" }' "$LL_ROOT/kind-config.yaml" >"$out"
     grep -q disableDefaultCNI "$out" || die "kind-config.yaml has no 'networking:' section to extend"
   else
     cp "$LL_ROOT/kind-config.yaml" "$out"
@@ -79,28 +97,40 @@ reuse_cluster() {
 
 # create_cluster IMAGE MODE: the kind cluster, created or reused, with its node Ready.
 create_cluster() {
-  local image=$1 mode=$2 config=$LL_CACHE/generated/kind-config.yaml node=$KIND_CLUSTER_NAME-control-plane
+  local image=$1 mode=$2 config=$LL_CACHE/generated/kind-config.yaml
   if cluster_exists; then
-    ensure_kubectl "$node"
     reuse_cluster
   else
     render_kind_config "$mode" "$config"
     LL_CREATING=1
     step create-cluster kind create cluster --name "$KIND_CLUSTER_NAME" --config "$config" --image "$image"
     LL_CREATING=0
-    ensure_kubectl "$node"
   fi
   step wait-node-ready kube wait --for=condition=Ready node --all --timeout="${LIVENESS_LAB_NODE_WAIT:-300s}"
 }
 
 LL_IMAGES_CHANGED=0
-# load_image IMAGE: 'kind load' it; kind skips an image the node already has with the same ID.
+# node_image_label IMAGE: the io.livenesslab.sources label of IMAGE as the kind node's containerd has
+# it, or nothing.
+node_image_label() {
+  docker exec "$KIND_CLUSTER_NAME-control-plane" crictl inspecti -o go-template \
+    --template '{{index .info.imageSpec.config.Labels "io.livenesslab.sources"}}' "$1" 2>/dev/null || true
+}
+
+# load_image IMAGE: 'kind load' it unless the node already has it from the same sources. The decision is
+# the image's sources label, never kind's output: with Docker's containerd image store kind never says
+# "already present" (kind#4236), so every re-run would reload the images and restart every pod.
 load_image() {
-  local name logfile
+  local name want have
   name=load-$(echo "${1%%:*}" | tr / _)
-  logfile=$LL_LOGS/$name.log
+  want=$(docker image inspect --format '{{index .Config.Labels "io.livenesslab.sources"}}' "$1" 2>/dev/null || true)
+  have=$(node_image_label "$1")
+  if [ -n "$want" ] && [ "$want" != "<no value>" ] && [ "$want" = "$have" ]; then
+    log "image $1: already in the node (sources $want)"
+    return 0
+  fi
   step "$name" kind load docker-image "$1" --name "$KIND_CLUSTER_NAME"
-  grep -q "already present" "$logfile" || LL_IMAGES_CHANGED=1
+  LL_IMAGES_CHANGED=1
 }
 
 # helm_flags: where the release lives.
@@ -133,7 +163,7 @@ release_up_to_date() {
   [ "$(release_status)" = deployed ] || return 1
   # shellcheck disable=SC2046
   deployed=$(helm get manifest "$LL_RELEASE" $(helm_flags)) &&
-    planned=$(helm upgrade "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) --dry-run -o json | jq -r .manifest) &&
+    planned=$(helm upgrade "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) --dry-run=server -o json | jq -r .manifest) &&
     [ "$deployed" = "$planned" ]
 }
 

@@ -1,19 +1,27 @@
 # shellcheck shell=bash
-# The tools liveness-lab needs, checked and where safe installed, each with one line saying what it
-# found: Docker (started here if needed), kind, helm and kubectl at the pinned versions. Tools that do
-# not match are built into the git-ignored $LL_TOOLS/bin, which is put first on PATH.
+# The tools liveness-lab needs, each found or fetched with one line saying where from: Docker (started
+# here if need be), kind, helm and kubectl. A tool on PATH is used when it is compatible (the rule is in
+# tool_compatible); otherwise the pinned version comes from the version-keyed cache under $LL_CACHE,
+# else from its official release download (checked against its published SHA-256), else, where no
+# download site answers (the no-registry path), it is built with Go. The chosen binaries are linked
+# into the git-ignored $LL_TOOLS/bin, which is put first on PATH.
 # Source after common.sh and gobuild.sh.
 #
 # Environment it reads (with defaults):
-#   LIVENESS_LAB_DOCKERD_WAIT=60   seconds to wait for a dockerd started here to answer
+#   LIVENESS_LAB_DOCKERD_WAIT=60        seconds to wait for a dockerd started here to answer
+#   LIVENESS_LAB_DOWNLOAD_MIRROR=       fetch https://HOST/PATH from MIRROR/HOST/PATH instead (tests, proxies)
 
+# The user's own PATH, before $LL_TOOLS/bin goes first: commands printed for the user are checked
+# against it (print_tool).
+LL_USER_PATH=${LL_USER_PATH:-$PATH}
+export LL_USER_PATH
 mkdir -p "$LL_TOOLS/bin"
 case ":$PATH:" in *":$LL_TOOLS/bin:"*) ;; *) PATH="$LL_TOOLS/bin:$PATH" ;; esac
 export PATH
 
 LL_RUNC_WRAPPER=/usr/local/libexec/liveness-lab/runc
 
-# tool_version NAME: the version a tool on PATH reports (v1.2.3), or nothing.
+# tool_version NAME BINARY: the version BINARY reports (v1.2.3), or nothing.
 tool_version() {
   case $1 in
     kind) "$2" version 2>/dev/null | awk '{print $2}' ;;
@@ -22,27 +30,94 @@ tool_version() {
   esac
 }
 
-# use_tool_on_path NAME VERSION: true when some NAME on PATH reports VERSION; links it into
-# $LL_TOOLS/bin so that it wins over other versions.
-use_tool_on_path() {
-  local name=$1 want=$2 candidate
+# pinned_version NAME: the version scripts/versions.env pins for NAME.
+pinned_version() {
+  case $1 in
+    kind) echo "$KIND_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;;
+    kubectl) echo "$KUBERNETES_VERSION" ;;
+  esac
+}
+
+# version_minor VERSION: "major minor" of v1.2.3 (or 1.2.3-rc.1), or nothing.
+version_minor() { printf '%s\n' "$1" | sed -n 's/^v\{0,1\}\([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2/p'; }
+
+# tool_compatible NAME VERSION: the rule for using a tool the user already has.
+#   kind    the pinned minor or newer within v0 (kind keeps old node images working; v0.33 is what the
+#           node image is pinned for)
+#   helm    3.17 or newer (--take-ownership), or Helm 4
+#   kubectl within one minor of the cluster's Kubernetes (the Kubernetes skew policy)
+tool_compatible() {
+  local major minor want_major want_minor
+  read -r major minor <<<"$(version_minor "$2")"
+  read -r want_major want_minor <<<"$(version_minor "$(pinned_version "$1")")"
+  [ -n "$minor" ] && [ -n "$want_minor" ] || return 1
+  case $1 in
+    kind) [ "$major" = "$want_major" ] && [ "$minor" -ge "$want_minor" ] ;;
+    helm) [ "$major" -ge 4 ] || { [ "$major" = 3 ] && [ "$minor" -ge 17 ]; } ;;
+    kubectl) [ "$major" = "$want_major" ] && [ "$minor" -ge $((want_minor - 1)) ] && [ "$minor" -le $((want_minor + 1)) ] ;;
+  esac
+}
+
+# compatible_on_path NAME: the first NAME on PATH that tool_compatible accepts, as "PATH VERSION".
+# The clone's own .tools/bin is not the user's: what it links to is found in the cache instead.
+compatible_on_path() {
+  local candidate version
   while read -r candidate; do
-    [ "$(tool_version "$name" "$candidate")" = "$want" ] || continue
-    if [ "$candidate" != "$LL_TOOLS/bin/$name" ]; then ln -sf "$candidate" "$LL_TOOLS/bin/$name"; fi
-    log "$name $want: $candidate"
-    return 0
-  done < <(type -ap "$name" | awk '!seen[$0]++')
+    [ "$(dirname "$candidate")" != "$LL_TOOLS/bin" ] || continue
+    version=$(tool_version "$1" "$candidate")
+    tool_compatible "$1" "$version" && { echo "$candidate $version"; return 0; }
+  done < <(type -ap "$1" | awk '!seen[$0]++')
   return 1
+}
+
+# tool_url NAME: the official release download of the pinned NAME for this OS and CPU, and
+# tool_sum_url NAME: its published SHA-256 file.
+tool_url() {
+  local os arch
+  os=$(ll_os) arch=$(ll_arch)
+  case $1 in
+    kind) echo "https://github.com/kubernetes-sigs/kind/releases/download/$KIND_VERSION/kind-$os-$arch" ;;
+    helm) echo "https://get.helm.sh/helm-$HELM_VERSION-$os-$arch.tar.gz" ;;
+    kubectl) echo "https://dl.k8s.io/release/$KUBERNETES_VERSION/bin/$os/$arch/kubectl" ;;
+  esac
+}
+tool_sum_url() { case $1 in kubectl) echo "$(tool_url "$1").sha256" ;; *) echo "$(tool_url "$1").sha256sum" ;; esac; }
+
+# mirrored URL: URL, or its copy under LIVENESS_LAB_DOWNLOAD_MIRROR.
+mirrored() {
+  if [ -n "${LIVENESS_LAB_DOWNLOAD_MIRROR:-}" ]; then echo "${LIVENESS_LAB_DOWNLOAD_MIRROR%/}/${1#https://}"; else echo "$1"; fi
+}
+
+# download_tool NAME DIR: the pinned NAME's official release into DIR, verified against its SHA-256.
+download_tool() {
+  local name=$1 dir=$2 url tmp want have
+  url=$(mirrored "$(tool_url "$name")")
+  tmp=$(mktemp -d)
+  echo "downloading $url"
+  if ! curl -fsSL --retry 3 -o "$tmp/download" "$url" ||
+    ! want=$(curl -fsSL --retry 3 "$(mirrored "$(tool_sum_url "$name")")" | awk '{print $1; exit}'); then
+    rm -rf "$tmp"
+    return 1
+  fi
+  have=$(ll_sha256 "$tmp/download" | awk '{print $1}')
+  if [ -z "$want" ] || [ "$have" != "$want" ]; then
+    echo "SHA-256 mismatch for $url: published '$want', downloaded '$have'"
+    rm -rf "$tmp"
+    return 1
+  fi
+  echo "SHA-256 $have verified"
+  mkdir -p "$dir"
+  case $name in
+    helm) tar -xzf "$tmp/download" -C "$tmp" && mv "$tmp/$(ll_os)-$(ll_arch)/helm" "$dir/helm" ;;
+    *) mv "$tmp/download" "$dir/$name" ;;
+  esac
+  chmod 0755 "$dir/$name"
+  rm -rf "$tmp"
 }
 
 # build_kind DIR: kind KIND_VERSION into DIR.
 build_kind() { go_install_into "$1" "sigs.k8s.io/kind@$KIND_VERSION"; }
-
-ensure_kind() {
-  use_tool_on_path kind "$KIND_VERSION" && return 0
-  cached_tool kind "$KIND_VERSION" build_kind
-  use_tool_on_path kind "$KIND_VERSION" || die "kind $KIND_VERSION did not install"
-}
 
 # build_helm DIR: helm HELM_VERSION into DIR, with the version stamps of Helm's own Makefile, so
 # `helm version` and the default Kubernetes version of `helm template` are what a release reports
@@ -57,49 +132,152 @@ build_helm() {
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
-ensure_helm() {
-  use_tool_on_path helm "$HELM_VERSION" && return 0
-  cached_tool helm "$HELM_VERSION" build_helm
-  use_tool_on_path helm "$HELM_VERSION" || die "helm $HELM_VERSION did not install"
+# build_kubectl DIR: kubectl KUBERNETES_VERSION (with the rest of Kubernetes' node binaries, which the
+# no-registry path needs anyway) into the Kubernetes cache, linked into DIR.
+build_kubectl() {
+  local cached=$LL_CACHE/kubernetes-$KUBERNETES_VERSION/bin
+  [ -x "$cached/kubectl" ] || build_kubernetes "$KUBERNETES_VERSION" kubectl
+  mkdir -p "$1" && ln -sf "$cached/kubectl" "$1/kubectl"
 }
 
-# ensure_kubectl [NODE-CONTAINER]: kubectl of the cluster's own version: one on PATH, else the one
-# built with the node image, else (on Linux) the node's own copy, else built from the Go module
-# proxy (only kubectl, a few minutes).
-ensure_kubectl() {
-  local node=${1:-} cached=$LL_CACHE/kubernetes-$KUBERNETES_VERSION/bin/kubectl
-  use_tool_on_path kubectl "$KUBERNETES_VERSION" && return 0
-  if [ -x "$cached" ]; then
-    ln -sf "$cached" "$LL_TOOLS/bin/kubectl"
-  elif [ -n "$node" ] && [ "$(uname -s)" = Linux ] &&
-    docker cp "$node:/usr/bin/kubectl" "$LL_TOOLS/bin/kubectl" >/dev/null 2>&1; then
-    log "kubectl: copied from the node $node"
-  else
-    ensure_go
-    step "build-kubectl-$KUBERNETES_VERSION" build_kubernetes "$KUBERNETES_VERSION" kubectl
-    ln -sf "$cached" "$LL_TOOLS/bin/kubectl"
+# tool_source NAME: where ensure_tool NAME will take it from, without fetching anything:
+# "path BINARY VERSION", "cache BINARY", "download URL" or "build".
+tool_source() {
+  local name=$1 version found cached
+  version=$(pinned_version "$name")
+  if found=$(compatible_on_path "$name"); then
+    echo "path $found"
+    return 0
   fi
-  use_tool_on_path kubectl "$KUBERNETES_VERSION" || die "kubectl $KUBERNETES_VERSION did not install"
+  for cached in "$LL_CACHE/$name-$version/bin/$name" "$LL_CACHE/kubernetes-$version/bin/$name"; do
+    [ "$name" = kubectl ] || [ "$cached" = "$LL_CACHE/$name-$version/bin/$name" ] || continue
+    [ -x "$cached" ] && { echo "cache $cached"; return 0; }
+  done
+  case ${LL_TOOL_DOWNLOADS:-auto} in
+    no) echo "build" ;;
+    *) echo "download $(mirrored "$(tool_url "$name")")" ;;
+  esac
 }
 
-# host_has_cap_sys_resource: CAP_SYS_RESOURCE (bit 24) in this process's capability bounding set.
-# Without it 'docker run --privileged' fails ("unable to apply caps") and so does every pod sandbox.
+# describe_tool NAME: one line for the plan.
+describe_tool() {
+  local how where version
+  read -r how where version <<<"$(tool_source "$1")"
+  case $how in
+    path) echo "$version on PATH ($where)" ;;
+    cache) echo "$(pinned_version "$1") cached ($where)" ;;
+    download) echo "$(pinned_version "$1"): download $where (SHA-256 checked)$([ "${LL_TOOL_DOWNLOADS:-auto}" = yes ] || echo ", else build with Go")" ;;
+    build) echo "$(pinned_version "$1"): build with Go (no download site answers)" ;;
+  esac
+}
+
+# ensure_tool NAME: NAME linked into $LL_TOOLS/bin from where tool_source says. LL_TOOL_DOWNLOADS:
+# yes (the registry path) downloads and stops when that fails; no (the no-registry path, where no
+# download site answers) builds with Go; auto (the test suites) downloads, else builds with Go.
+ensure_tool() {
+  local name=$1 version dir how where found
+  version=$(pinned_version "$name")
+  dir=$LL_CACHE/$name-$version/bin
+  read -r how where found <<<"$(tool_source "$name")"
+  case $how in
+    path)
+      [ "$where" = "$LL_TOOLS/bin/$name" ] || ln -sf "$where" "$LL_TOOLS/bin/$name"
+      log "$name $found: $where" ;;
+    cache)
+      ln -sf "$where" "$LL_TOOLS/bin/$name"
+      log "$name $version: $where" ;;
+    download)
+      mkdir -p "$LL_LOGS"
+      log "$name $version: downloading $where (log: $LL_LOGS/download-$name-$version.log)"
+      if download_tool "$name" "$dir" >"$LL_LOGS/download-$name-$version.log" 2>&1; then
+        ln -sf "$dir/$name" "$LL_TOOLS/bin/$name"
+        log "$name $version: downloaded into $dir, SHA-256 verified"
+      elif [ "${LL_TOOL_DOWNLOADS:-auto}" = auto ]; then
+        log "$name $version: the download failed ($(tail -n 1 "$LL_LOGS/download-$name-$version.log")); building it with Go"
+        ensure_tool_build "$name" "$dir"
+      else
+        tail -n 5 "$LL_LOGS/download-$name-$version.log" >&2
+        die "could not download $name $version from $where" \
+          "put $name $version (or a compatible one: see tool_compatible in scripts/lib/tools.sh) on PATH, or set LIVENESS_LAB_DOWNLOAD_MIRROR"
+      fi ;;
+    build) ensure_tool_build "$name" "$dir" ;;
+  esac
+  tool_compatible "$name" "$(tool_version "$name" "$LL_TOOLS/bin/$name")" ||
+    die "$name $version did not install" "read the step log in $LL_LOGS"
+}
+
+# ensure_tool_build NAME DIR: the pinned NAME built with Go into DIR and linked into $LL_TOOLS/bin.
+ensure_tool_build() {
+  local name=$1 dir=$2 version
+  version=$(pinned_version "$name")
+  ensure_go
+  step "build-$name-$version" "build_$name" "$dir"
+  ln -sf "$dir/$name" "$LL_TOOLS/bin/$name"
+  log "$name $version: built into $dir"
+}
+
+ensure_kind() { ensure_tool kind; }
+ensure_helm() { ensure_tool helm; }
+ensure_kubectl() { ensure_tool kubectl; }
+
+# print_tool NAME: how the user runs NAME as resolved here: the bare name when their own PATH finds
+# the same binary, else its path under $LL_TOOLS/bin (so a printed command works as printed).
+print_tool() {
+  local mine theirs
+  mine=$(cd "$LL_TOOLS/bin" && pwd -P)/$1
+  mine=$(resolve_link "$mine")
+  theirs=$(PATH=$LL_USER_PATH command -v "$1" 2>/dev/null || true)
+  if [ -n "$theirs" ] && [ "$(resolve_link "$theirs")" = "$mine" ]; then echo "$1"; else echo "$LL_TOOLS/bin/$1"; fi
+}
+
+
+# docker_is_local: the Docker daemon runs on this machine's own kernel (Docker Engine on Linux, or no
+# daemon yet, which this script would start here), so this machine's /proc and /sys describe it. Docker
+# Desktop (macOS, Windows, Linux) runs it in a VM: only `docker info` tells about that machine.
+docker_is_local() {
+  local info
+  [ "$(uname -s)" = Linux ] || return 1
+  info=$(docker info --format '{{.OperatingSystem}}|{{.KernelVersion}}' 2>/dev/null) || return 0
+  case $info in *"Docker Desktop"*) return 1 ;; esac
+  [ "${info##*|}" = "$(uname -r)" ]
+}
+
+# host_has_cap_sys_resource: the Docker machine keeps CAP_SYS_RESOURCE (bit 24) in its capability
+# bounding set. Without it 'docker run --privileged' fails ("unable to apply caps") and so does every
+# pod sandbox. Only a daemon on this kernel can lack it here; Docker's own VMs have it.
 host_has_cap_sys_resource() {
   local bnd
+  docker_is_local || return 0
   bnd=$(awk '/^CapBnd:/ {print $2}' /proc/self/status)
   [ -n "$bnd" ] && (((16#$bnd >> 24) & 1))
 }
 
-# host_on_cgroup_v1: no unified cgroup hierarchy at /sys/fs/cgroup (kubelet >= 1.35 refuses v1
-# unless told otherwise).
-host_on_cgroup_v1() { [ ! -e /sys/fs/cgroup/cgroup.controllers ]; }
+# host_on_cgroup_v1: the Docker machine has no unified cgroup hierarchy (kubelet >= 1.35 refuses v1
+# unless told otherwise). Asked of the daemon; before one runs, of this Linux machine.
+host_on_cgroup_v1() {
+  local version
+  version=$(docker info --format '{{.CgroupVersion}}' 2>/dev/null || true)
+  if [ -n "$version" ]; then
+    [ "$version" = 1 ]
+  else
+    [ "$(uname -s)" = Linux ] && [ ! -e /sys/fs/cgroup/cgroup.controllers ]
+  fi
+}
+
+# docker_resources: "CPUS MEMORY-MIB" of the machine Docker runs on.
+docker_resources() {
+  local info
+  info=$(docker info --format '{{.NCPU}} {{.MemTotal}}' 2>/dev/null) || return 1
+  echo "$info" | awk '{printf "%d %d\n", $1, $2 / 1048576}'
+}
 
 # install_runc_wrapper: Docker's default runtime becomes a runc wrapper that drops CAP_SYS_RESOURCE
 # and keeps oom_score_adj within reach (see scripts/lib/runc-wrapper.sh).
 install_runc_wrapper() {
   local conf=/etc/docker/daemon.json tmp
   ensure_pkg jq jq
-  install -D -m 0755 "$LL_ROOT/scripts/lib/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
+  mkdir -p "$(dirname "$LL_RUNC_WRAPPER")"
+  install -m 0755 "$LL_ROOT/scripts/lib/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
   mkdir -p /etc/docker
   tmp=$(mktemp)
   { [ -s "$conf" ] && cat "$conf" || echo '{}'; } |
