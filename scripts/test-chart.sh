@@ -37,7 +37,7 @@ PASSED=0
 FAILED=0
 
 # Bad values, one a line: `--set` arguments | text the error must contain. Most are refused by
-# values.schema.json (message "at '/path': ..."); the rest by the `fail` checks in templates/_helpers.tpl
+# values.schema.json (message "at '/path': ..."); the rest by the `fail` checks in templates/_validate.tpl
 # (liveness-lab.validate), for what JSON Schema cannot express: comparisons between two fields and
 # uniqueness across the variants' map.
 BAD_VALUES=$(
@@ -49,7 +49,7 @@ probes.startup.failureThreshold=0                         | at '/probes/startup/
 variants.reactive.probes.liveness.periodSeconds=-5        | at '/variants/reactive/probes/liveness/periodSeconds': minimum: got -5, want 1
 probes.liveness.timeoutSeconds=5                          | probes.liveness.timeoutSeconds (5) must be below probes.liveness.periodSeconds (5)
 probes.startup.timeoutSeconds=3                           | probes.startup.timeoutSeconds (3) must be below probes.startup.periodSeconds (2)
-variants.blocking.probes.readiness.periodSeconds=1        | variants.blocking.probes.readiness.timeoutSeconds (1) must be below its periodSeconds (1)
+variants.blocking.probes.readiness.periodSeconds=1        | variants.blocking.probes.readiness.timeoutSeconds (1) must be below variants.blocking.probes.readiness.periodSeconds (1), after merging over the shared probes
 variants.blocking.nodePort=29999                          | at '/variants/blocking/nodePort': minimum: got 29,999, want 30,000
 variants.virtual.nodePort=32768                           | at '/variants/virtual/nodePort': maximum: got 32,768, want 32,767
 variants.reactive.nodePort=30080                          | variants.reactive.nodePort (30080) is already used by variants.blocking.nodePort

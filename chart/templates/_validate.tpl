@@ -1,0 +1,62 @@
+{{/*
+Checks JSON Schema cannot express, with messages naming the field; included once, from deployment.yaml.
+- a pinned image tag, a management port apart from 8080 and variant names that fit in object names, here
+  rather than in the schema because its messages for `not` and `propertyNames` do not say what is wrong;
+- the probe settings (liveness-lab.validateProbes) of the shared block and of each enabled variant after
+  its overrides;
+- one nodePort per enabled variant (and Locust): uniqueness across map values is beyond JSON Schema;
+- a grace period longer than the preStop sleep, else SIGKILL comes before SIGTERM.
+*/}}
+{{- define "liveness-lab.validate" -}}
+{{- if eq .Values.image.tag "latest" }}
+{{- fail "image.tag is \"latest\": pin a version (SERVICE_VERSION in scripts/versions.env)" }}
+{{- end }}
+{{- include "liveness-lab.validateProbes" (dict "root" . "field" "probes" "probes" .Values.probes) }}
+{{- $ports := dict }}
+{{- range $name, $variant := .Values.variants }}
+{{- if not (regexMatch "^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$" $name) }}
+{{- fail (printf "variants.%s: a variant name must be a lowercase DNS label of at most 20 characters (it names the Deployment, the Service and the component label)" $name) }}
+{{- end }}
+{{- if include "liveness-lab.enabled" (dict "root" $ "variant" $variant) }}
+{{- include "liveness-lab.validateProbes" (dict "root" $ "field" (printf "variants.%s.probes" $name) "probes" (include "liveness-lab.variantProbes" (dict "root" $ "variant" $variant) | fromJson)) }}
+{{- include "liveness-lab.claimNodePort" (dict "ports" $ports "field" (printf "variants.%s.nodePort" $name) "port" $variant.nodePort "why" "each enabled variant needs its own nodePort") }}
+{{- end }}
+{{- end }}
+{{- if .Values.locust.enabled }}
+{{- include "liveness-lab.claimNodePort" (dict "ports" $ports "field" "locust.nodePort" "port" .Values.locust.nodePort "why" "the Locust web UI needs its own nodePort") }}
+{{- end }}
+{{- if le (int .Values.shutdown.terminationGracePeriodSeconds) (int .Values.shutdown.preStopSleepSeconds) }}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must exceed shutdown.preStopSleepSeconds (%d), or the pod is killed before it sees SIGTERM" (int .Values.shutdown.terminationGracePeriodSeconds) (int .Values.shutdown.preStopSleepSeconds)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+One probes block, shared or a variant's effective one: each probe's timeout below its period (a comparison
+of two fields, which Helm's JSON Schema validator has no keyword for) and a management port apart from the
+HTTP port. Arguments: dict "root" $ "field" PATH-IN-THE-VALUES "probes" SETTINGS.
+*/}}
+{{- define "liveness-lab.validateProbes" -}}
+{{- $field := .field }}
+{{- $merged := ternary "" ", after merging over the shared probes" (eq $field "probes") }}
+{{- range $kind := list "liveness" "readiness" "startup" }}
+{{- $probe := get $.probes $kind }}
+{{- if ge (int $probe.timeoutSeconds) (int $probe.periodSeconds) }}
+{{- fail (printf "%s.%s.timeoutSeconds (%d) must be below %s.%s.periodSeconds (%d)%s: a probe must end before the next one starts" $field $kind (int $probe.timeoutSeconds) $field $kind (int $probe.periodSeconds) $merged) }}
+{{- end }}
+{{- end }}
+{{- if eq (int .probes.managementPort) (int (include "liveness-lab.httpPort" .root)) }}
+{{- fail (printf "%s.managementPort (%d) must differ from the HTTP port %s%s" $field (int .probes.managementPort) (include "liveness-lab.httpPort" .root) $merged) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Records that FIELD uses nodePort PORT in PORTS (a dict port -> field), and fails when another field has it.
+Arguments: dict "ports" PORTS "field" PATH-IN-THE-VALUES "port" PORT "why" REASON.
+*/}}
+{{- define "liveness-lab.claimNodePort" -}}
+{{- $port := toString (int .port) }}
+{{- if hasKey .ports $port }}
+{{- fail (printf "%s (%s) is already used by %s: %s" .field $port (get .ports $port) .why) }}
+{{- end }}
+{{- $_ := set .ports $port .field }}
+{{- end }}
