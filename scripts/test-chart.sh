@@ -63,6 +63,9 @@ image.tag=latest                                          | image.tag is "latest
 shutdown.terminationGracePeriodSeconds=10                 | shutdown.terminationGracePeriodSeconds (10) must exceed shutdown.preStopSleepSeconds (10)
 variants.Slow_One.enabled=true,variants.Slow_One.mode=reactive,variants.Slow_One.replicas=1,variants.Slow_One.nodePort=30090 | variants.Slow_One: a variant name must be a lowercase DNS label
 latency.maxMs=0                                           | at '/latency/maxMs': minimum: got 0, want 1
+replicas=-1                                               | at '/replicas': minimum: got -1, want 0
+variants.extra.enabled=true,variants.extra.mode=reactive  | at '/variants/extra': missing property 'nodePort'
+variants.reactive.probes.managementPort=8080              | variants.reactive.probes.managementPort (8080) must differ from the HTTP port 8080
 EOF
 )
 
@@ -182,7 +185,9 @@ render_and_assert() {
 import os, sys, yaml
 path, scenario, image, namespace, values_file, locust_image, chart_values = sys.argv[1:]
 docs = [d for d in yaml.safe_load_all(open(path)) if d]
-manage_namespace = ((yaml.safe_load(open(values_file)) or {}).get("namespace") or {}).get("manage", False)
+ci_values = yaml.safe_load(open(values_file)) or {}
+chart_defaults = yaml.safe_load(open(chart_values))
+manage_namespace = (ci_values.get("namespace") or {}).get("manage", False)
 problems = []
 def expect(ok, message):
     if not ok:
@@ -199,8 +204,7 @@ want = {("Namespace", namespace)} if manage_namespace else set()
 for c in components:
     want |= {("Deployment", f"liveness-lab-{c}"), ("Service", f"liveness-lab-{c}")}
 want |= {("Pod", f"liveness-lab-test-{v}") for v in variants}
-locust_default = yaml.safe_load(open(chart_values))["locust"]["enabled"]
-if ((yaml.safe_load(open(values_file)) or {}).get("locust") or {}).get("enabled", locust_default):
+if (ci_values.get("locust") or {}).get("enabled", chart_defaults["locust"]["enabled"]):
     want |= {("ServiceAccount", "liveness-lab-locust"), ("Role", "liveness-lab-locust"), ("RoleBinding", "liveness-lab-locust"),
              ("Service", "liveness-lab-locust"), ("Service", "liveness-lab-locust-ui"),
              ("Deployment", "liveness-lab-locust"), ("Deployment", "liveness-lab-locust-worker")}
@@ -275,6 +279,11 @@ for d in docs:
     c = spec["containers"][0]
     env = {e["name"]: e["value"] for e in c["env"]}
     expect(env.get("APP_MODE") == ("reactive" if component == "downstream" else component), f"{name}: APP_MODE {env.get('APP_MODE')}")
+    if component != "downstream":
+        # A variant's own replicas when it sets them, else the shared replicas.
+        own = ((ci_values.get("variants") or {}).get(component) or {}).get("replicas")
+        want_replicas = own if own is not None else ci_values.get("replicas", chart_defaults["replicas"])
+        expect(d["spec"]["replicas"] == want_replicas, f"{name}: replicas {d['spec']['replicas']}, want {want_replicas}")
     expect(c["lifecycle"]["preStop"]["sleep"]["seconds"] < spec["terminationGracePeriodSeconds"], f"{name}: preStop sleep not below the grace period")
     expect({"mountPath": "/tmp", "name": "tmp"} in c["volumeMounts"], f"{name}: no writable /tmp")
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
@@ -326,13 +335,16 @@ check_bad_values() {
 }
 
 # readme_table: chart/README.md's `| Parameter | Default | Description |` table lists every leaf of
-# values.yaml (an empty map counts as a leaf) with its default, and every key in values.yaml is commented.
+# values.yaml (an empty map counts as a leaf) with its default, and each optional key of a variant in
+# values.schema.json as `variants.<name>.KEY`; every key in values.yaml is commented.
 check_readme_table() {
   python3 - "$CHART" <<'EOF'
 import json, re, sys, yaml
 chart = sys.argv[1]
 text = open(f"{chart}/values.yaml").read()
 values = yaml.safe_load(text)
+variant = json.load(open(f"{chart}/values.schema.json"))["$defs"]["variant"]
+optional = {f"variants.<name>.{k}" for k in variant["properties"] if k not in variant["required"]}
 
 def leaves(node, prefix=""):
     for key, value in node.items():
@@ -348,8 +360,15 @@ for line in open(f"{chart}/README.md"):
     m = re.match(r"^\| `([^`]+)` \| `(.*)` \| (.*) \|$", line.rstrip("\n"))
     if m:
         table[m.group(1)] = (m.group(2), m.group(3).strip())
+per_variant = set()
+for line in open(f"{chart}/README.md"):
+    m = re.match(r"^\| `(variants\.<name>\.[^`]+)` \| [^|]+ \| (.+) \|$", line.rstrip("\n"))
+    if m:
+        per_variant.add(m.group(1))
 problems = [f"missing from README.md: {k}" for k in want if k not in table]
 problems += [f"in README.md but not in values.yaml: {k}" for k in table if k not in want]
+problems += [f"optional in values.schema.json, missing from README.md: {k}" for k in sorted(optional - per_variant)]
+problems += [f"in README.md but not an optional key of a variant in values.schema.json: {k}" for k in sorted(per_variant - optional)]
 for key, value in want.items():
     if key in table:
         default, description = table[key]
@@ -363,7 +382,7 @@ for number, line in enumerate(text.splitlines(), 1):
         problems.append(f"values.yaml line {number}: key without a comment above it: {line.strip()}")
     if line.strip():
         previous = line
-print("\n".join(problems) or f"README.md lists all {len(want)} values with their defaults; every key is commented")
+print("\n".join(problems) or f"README.md lists all {len(want)} values with their defaults and {len(optional)} optional keys of a variant; every key is commented")
 sys.exit(1 if problems else 0)
 EOF
 }

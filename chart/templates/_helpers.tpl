@@ -91,6 +91,14 @@ Arguments: dict "root" $ "variant" VALUES-OF-ONE-VARIANT.
 {{- end }}
 
 {{/*
+A variant's pod count: its own `replicas` when set (0 included), else the shared `replicas`.
+Arguments: dict "root" $ "variant" VALUES-OF-ONE-VARIANT.
+*/}}
+{{- define "liveness-lab.replicas" -}}
+{{- int (ternary .variant.replicas .root.Values.replicas (hasKey .variant "replicas")) }}
+{{- end }}
+
+{{/*
 A variant's probe settings: its own `probes` deep-merged over the shared `probes` block, as JSON for
 `fromJson` (a template returns text), so the Deployment and the checks read the same merge.
 Arguments: dict "root" $ "variant" VALUES-OF-ONE-VARIANT.

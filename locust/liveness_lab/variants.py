@@ -1,7 +1,8 @@
 """The service variants Locust can swarm, and where each one answers.
 
 The names and NodePorts mirror ``chart/values.yaml`` (``variants.<name>.nodePort``), the one place they
-are defined; ``locust/tests/test_variants.py`` fails when the two drift apart.
+are defined; ``test_variant_table_matches_the_chart_values`` in ``locust/tests/test_locustfile.py`` fails
+when the two drift apart.
 
 Where a variant answers, first match wins:
 
