@@ -1,9 +1,9 @@
 {{/*
 Checks JSON Schema cannot express, with messages naming the field; included once, from deployment.yaml.
-- a pinned image tag, a management port apart from 8080 and variant names that fit in object names, here
-  rather than in the schema because its messages for `not` and `propertyNames` do not say what is wrong;
-- the probe settings (liveness-lab.validateProbes) of the shared block and of each enabled variant after
-  its overrides;
+- a pinned image tag and variant names that fit in object names, here rather than in the schema because
+  its messages for `not` and `propertyNames` do not say what is wrong;
+- the probes (liveness-lab.validateProbes), of the shared block and of each enabled variant after its
+  overrides;
 - one nodePort per enabled variant (and Locust): uniqueness across map values is beyond JSON Schema;
 - a grace period longer than the preStop sleep, else SIGKILL comes before SIGTERM.
 */}}
