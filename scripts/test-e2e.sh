@@ -16,6 +16,8 @@ set -o errexit -o nounset -o pipefail
 LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/common.sh
 . "$LL_LIB/common.sh"
+# shellcheck source=lib/checks.sh
+. "$LL_LIB/checks.sh"
 # shellcheck source=lib/gobuild.sh
 . "$LL_LIB/gobuild.sh"
 # shellcheck source=lib/tools.sh
@@ -37,23 +39,6 @@ parse_args() {
   done
 }
 
-PASSED=0
-FAILED=0
-# check NAME COMMAND...: one line per check, with its duration.
-check() {
-  local name=$1 started rc=0
-  shift
-  started=$(ll_now)
-  "$@" || rc=$?
-  if [ "$rc" = 0 ]; then
-    PASSED=$((PASSED + 1))
-    printf 'ok    %-55s %4ss\n' "$name" "$(($(ll_now) - started))"
-  else
-    FAILED=$((FAILED + 1))
-    printf 'FAIL  %-55s %4ss\n' "$name" "$(($(ll_now) - started))"
-  fi
-  return "$rc"
-}
 
 cluster_up() { "$LL_ROOT/scripts/cluster-up.sh" "${UP_ARGS[@]}"; }
 cluster_down() { "$LL_ROOT/scripts/cluster-down.sh"; }
