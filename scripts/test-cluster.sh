@@ -303,7 +303,7 @@ cached_tool_reused() {
 shellcheck_clean() {
   command -v shellcheck >/dev/null || { echo "shellcheck is not installed (apt-get install shellcheck)"; return 1; }
   (cd "$ROOT" && shellcheck -x scripts/cluster-up.sh scripts/cluster-down.sh scripts/test-e2e.sh \
-    scripts/test-cluster.sh scripts/lib/*.sh)
+    scripts/test-cluster.sh scripts/lib/*.sh scripts/libexec/*.sh)
 }
 
 check "dry-run plan where a registry answers" plan_with_registry

@@ -272,12 +272,12 @@ docker_resources() {
 }
 
 # install_runc_wrapper: Docker's default runtime becomes a runc wrapper that drops CAP_SYS_RESOURCE
-# and keeps oom_score_adj within reach (see scripts/lib/runc-wrapper.sh).
+# and keeps oom_score_adj within reach (see scripts/libexec/runc-wrapper.sh).
 install_runc_wrapper() {
   local conf=/etc/docker/daemon.json tmp
   ensure_pkg jq jq
   mkdir -p "$(dirname "$LL_RUNC_WRAPPER")"
-  install -m 0755 "$LL_ROOT/scripts/lib/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
+  install -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
   mkdir -p /etc/docker
   tmp=$(mktemp)
   { [ -s "$conf" ] && cat "$conf" || echo '{}'; } |
