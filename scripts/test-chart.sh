@@ -27,6 +27,7 @@ set -o errexit -o nounset -o pipefail
 . "$LL_ROOT/scripts/lib/gobuild.sh"
 # shellcheck source=lib/tools.sh
 . "$LL_ROOT/scripts/lib/tools.sh"
+use_tools_bin
 
 CHART=$LL_ROOT/chart
 RELEASE=${LIVENESS_LAB_RELEASE:-liveness-lab}

@@ -113,6 +113,7 @@ render() {
     export LL_TOOLS=$OUT/tools
     # shellcheck source=lib/tools.sh
     . "$ROOT/scripts/lib/tools.sh"
+    use_tools_bin
     # shellcheck source=lib/cluster.sh
     . "$ROOT/scripts/lib/cluster.sh"
     render_kind_config "$1" "$OUT/kind-$1.yaml"
@@ -152,6 +153,7 @@ in_tools_lib() {
     export LL_CACHE=$OUT/cache LL_LOGS=$OUT/logs LL_TOOLS=$OUT/clone/.tools
     # shellcheck source=lib/tools.sh
     . "$ROOT/scripts/lib/tools.sh"
+    use_tools_bin
     "$@"
   )
 }
@@ -278,6 +280,7 @@ ensure_kind_offline() {
     PATH=/usr/bin:/bin
     # shellcheck source=lib/tools.sh
     . "$ROOT/scripts/lib/tools.sh"
+    use_tools_bin
     ensure_kind
   )
 }
