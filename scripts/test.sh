@@ -50,7 +50,7 @@ suite_lint() {
   for script in "${PORTABLE_SCRIPTS[@]}"; do
     [ -f "$LL_ROOT/$script" ] || { echo "$script is listed as user-facing but does not exist"; return 1; }
   done
-  found=$(cd "$LL_ROOT" && gnu_only_lines "${PORTABLE_SCRIPTS[@]}" || true)
+  found=$(cd "$LL_ROOT" && { gnu_only_lines "${PORTABLE_SCRIPTS[@]}" || true; })
   if [ -n "$found" ]; then
     echo "$found"
     echo "GNU-only constructs in the scripts users run on macOS (above): use a portable form, or mark a guarded line with '# portable: why'"
