@@ -260,28 +260,21 @@ def readme_table(args):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     checks = parser.add_subparsers(dest="check", required=True)
-    p = checks.add_parser("versions", help=versions.__doc__)
-    p.add_argument("chart")
-    p.add_argument("image", help="SERVICE_IMAGE of scripts/versions.env")
-    p.add_argument("version", help="SERVICE_VERSION of scripts/versions.env")
-    p.set_defaults(run=versions)
-    p = checks.add_parser("kind-ports", help=kind_ports.__doc__)
-    p.add_argument("values", help="chart/values.yaml")
-    p.add_argument("kind_config", help="kind-config.yaml")
-    p.set_defaults(run=kind_ports)
-    p = checks.add_parser("render", help=render.__doc__)
-    p.add_argument("--chart", required=True)
-    p.add_argument("--release", required=True)
-    p.add_argument("--namespace", required=True)
-    p.add_argument("--image", required=True, help="the service image, REPOSITORY:TAG")
-    p.add_argument("--locust-image", required=True, help="the Locust image, REPOSITORY:TAG")
-    p.add_argument("--scenario", required=True, help="the ci/ file's name without -values.yaml")
-    p.add_argument("values", help="the chart/ci/*-values.yaml rendered")
-    p.add_argument("rendered", help="what `helm template` printed for it")
-    p.set_defaults(run=render)
-    p = checks.add_parser("readme-table", help=readme_table.__doc__)
-    p.add_argument("chart")
-    p.set_defaults(run=readme_table)
+    # CHECK, its function, its positional arguments and its required --options (all strings). render's
+    # --image and --locust-image are REPOSITORY:TAG as versions.env pins them; its --scenario is the ci/
+    # file's name without -values.yaml.
+    for name, run, positionals, options in [
+        ("versions", versions, ["chart", "image", "version"], []),
+        ("kind-ports", kind_ports, ["values", "kind_config"], []),
+        ("render", render, ["values", "rendered"], ["chart", "release", "namespace", "image", "locust-image", "scenario"]),
+        ("readme-table", readme_table, ["chart"], []),
+    ]:
+        p = checks.add_parser(name, help=run.__doc__.splitlines()[0])
+        for positional in positionals:
+            p.add_argument(positional)
+        for option in options:
+            p.add_argument(f"--{option}", required=True)
+        p.set_defaults(run=run)
     args = parser.parse_args(argv)
     problems, fine = args.run(args)
     print("\n".join(problems) or fine)
