@@ -209,6 +209,6 @@ done
   echo "java: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
   echo "vegeta: $VEGETA_VERSION; service: $SERVICE_VERSION; heap $HEAP; $EVENT_LOOPS event loops; 1 CPU per JVM"
 } >"$out/machine.txt"
-"$LL_VENV/bin/python" "$LL_ROOT/scripts/lib/bench_report.py" "$out"
+"$LL_VENV/bin/python" "$LL_ROOT/scripts/libexec/bench_report.py" "$out"
 log "done: $out/table.md, $out/chart.png"
 cat "$out/table.md"

@@ -37,6 +37,7 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/cluster.sh"
 # shellcheck source=lib/venv.sh
 . "$LL_LIB/venv.sh"
+use_tools_bin
 
 KIND_NODE_IMAGE=${LIVENESS_LAB_NODE_IMAGE:-$KIND_NODE_IMAGE}
 

@@ -27,6 +27,7 @@ set -o errexit -o nounset -o pipefail
 . "$LL_ROOT/scripts/lib/gobuild.sh"
 # shellcheck source=lib/tools.sh
 . "$LL_ROOT/scripts/lib/tools.sh"
+use_tools_bin
 
 CHART=$LL_ROOT/chart
 RELEASE=${LIVENESS_LAB_RELEASE:-liveness-lab}
@@ -122,6 +123,9 @@ ensure_python_yaml() {
   apt_install python3-yaml || die "PyYAML is missing" "apt-get install python3-yaml, or pip install pyyaml"
 }
 
+# chart_checks CHECK ARGS...: one of the checks that read YAML, in scripts/libexec/chart_checks.py.
+chart_checks() { python3 "$LL_ROOT/scripts/libexec/chart_checks.py" "$@"; }
+
 # render NAME VALUES-FILE: helm template into $RENDERED/NAME.yaml, for the pinned Kubernetes version.
 render() {
   helm template "$RELEASE" "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBERNETES_VERSION" \
@@ -132,39 +136,12 @@ render() {
 
 # versions: the image and appVersion the chart pins are the ones in versions.env.
 check_versions() {
-  python3 - "$CHART" "$SERVICE_IMAGE" "$SERVICE_VERSION" <<'EOF'
-import sys, yaml
-chart, image, version = sys.argv[1:]
-values = yaml.safe_load(open(f"{chart}/values.yaml"))
-meta = yaml.safe_load(open(f"{chart}/Chart.yaml"))
-problems = []
-if values["image"]["repository"] != image:
-    problems.append(f"values.yaml image.repository is {values['image']['repository']!r}, versions.env SERVICE_IMAGE is {image!r}")
-if values["image"]["tag"] != version:
-    problems.append(f"values.yaml image.tag is {values['image']['tag']!r}, versions.env SERVICE_VERSION is {version!r}")
-if str(meta["appVersion"]) != version:
-    problems.append(f"Chart.yaml appVersion is {meta['appVersion']!r}, versions.env SERVICE_VERSION is {version!r}")
-print("\n".join(problems) or f"image {image}:{version} and appVersion {version} match scripts/versions.env")
-sys.exit(1 if problems else 0)
-EOF
+  chart_checks versions "$CHART" "$SERVICE_IMAGE" "$SERVICE_VERSION"
 }
 
 # kind_ports: every nodePort in values.yaml (variants, Locust) is mapped to the host by kind-config.yaml.
 check_kind_ports() {
-  python3 - "$CHART/values.yaml" "$LL_ROOT/kind-config.yaml" <<'EOF'
-import sys, yaml
-values = yaml.safe_load(open(sys.argv[1]))
-kind = yaml.safe_load(open(sys.argv[2]))
-mapped = {m["containerPort"]: m.get("hostPort") for n in kind["nodes"] for m in n.get("extraPortMappings", [])}
-ports = {f"variants.{name}.nodePort": v["nodePort"] for name, v in values["variants"].items()}
-ports["locust.nodePort"] = values["locust"]["nodePort"]
-problems = [f"{key} {port} is not mapped by kind-config.yaml extraPortMappings" for key, port in ports.items() if port not in mapped]
-for key, port in ports.items():
-    if port in mapped:
-        print(f"{key} {port} -> 127.0.0.1:{mapped[port]}")
-print("\n".join(problems) or "kind-config.yaml maps every nodePort of values.yaml")
-sys.exit(1 if problems else 0)
-EOF
+  chart_checks kind-ports "$CHART/values.yaml" "$LL_ROOT/kind-config.yaml"
 }
 
 check_lint() {
@@ -181,130 +158,8 @@ render_and_assert() {
   local name
   name=$(basename "$1" -values.yaml)
   render "$name" "$1"
-  python3 - "$RENDERED/$name.yaml" "$name" "$SERVICE_IMAGE:$SERVICE_VERSION" "$NAMESPACE" "$1" "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" "$CHART/values.yaml" <<'EOF'
-import os, sys, yaml
-path, scenario, image, namespace, values_file, locust_image, chart_values = sys.argv[1:]
-docs = [d for d in yaml.safe_load_all(open(path)) if d]
-ci_values = yaml.safe_load(open(values_file)) or {}
-chart_defaults = yaml.safe_load(open(chart_values))
-manage_namespace = (ci_values.get("namespace") or {}).get("manage", False)
-problems = []
-def expect(ok, message):
-    if not ok:
-        problems.append(message)
-
-def size(text):
-    """Bytes of a JVM size (32m) or a Kubernetes quantity (128Mi)."""
-    number = text.rstrip("kmgKMGi")
-    return int(number) * {"k": 2**10, "m": 2**20, "g": 2**30, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}.get(text[len(number):], 1)
-
-variants = {"all-variants": ["blocking", "offloaded", "reactive", "virtual"]}.get(scenario, ["blocking", "reactive"])
-components = variants + (["downstream"] if scenario == "downstream" else [])
-want = {("Namespace", namespace)} if manage_namespace else set()
-for c in components:
-    want |= {("Deployment", f"liveness-lab-{c}"), ("Service", f"liveness-lab-{c}")}
-want |= {("Pod", f"liveness-lab-test-{v}") for v in variants}
-if (ci_values.get("locust") or {}).get("enabled", chart_defaults["locust"]["enabled"]):
-    want |= {("ServiceAccount", "liveness-lab-locust"), ("Role", "liveness-lab-locust"), ("RoleBinding", "liveness-lab-locust"),
-             ("Service", "liveness-lab-locust"), ("Service", "liveness-lab-locust-ui"),
-             ("Deployment", "liveness-lab-locust"), ("Deployment", "liveness-lab-locust-worker")}
-got = {(d["kind"], d["metadata"]["name"]) for d in docs}
-expect(got == want, f"objects: missing {sorted(want - got)}, unexpected {sorted(got - want)}")
-for kind, name in sorted(got):
-    print(f"{scenario}: {kind} {name}")
-
-if manage_namespace:
-    ns = next((d for d in docs if d["kind"] == "Namespace"), None)
-    expect(ns and ns["metadata"]["labels"].get("pod-security.kubernetes.io/enforce") == "restricted",
-           "the namespace does not enforce the restricted Pod Security Standard")
-    expect(ns and ns["metadata"]["annotations"].get("helm.sh/resource-policy") == "keep",
-           "the namespace is not kept on uninstall")
-
-node_ports = []
-for d in docs:
-    kind, name = d["kind"], d["metadata"]["name"]
-    labels = d["metadata"]["labels"]
-    component = labels.get("app.kubernetes.io/component")
-    expect(d["metadata"].get("namespace", namespace) == namespace, f"{kind} {name}: wrong namespace")
-    if kind == "Service":
-        if component in variants:
-            node_ports.append(d["spec"]["ports"][0]["nodePort"])
-            expect(d["spec"]["type"] == "NodePort", f"{name}: not a NodePort Service")
-        expect(d["spec"]["selector"].get("app.kubernetes.io/component") == component, f"{name}: selector without component")
-        continue
-    if kind not in ("Deployment", "Pod"):
-        continue
-    pod = d["spec"]["template"] if kind == "Deployment" else d
-    spec = pod["spec"]
-    psc = spec["securityContext"]
-    expect(psc.get("runAsNonRoot") is True and psc.get("seccompProfile", {}).get("type") == "RuntimeDefault",
-           f"{name}: pod securityContext is not restricted")
-    locust = component in ("locust", "locust-worker")
-    for c in spec["containers"]:
-        csc = c["securityContext"]
-        expect(csc.get("allowPrivilegeEscalation") is False and csc.get("readOnlyRootFilesystem") is True
-               and csc.get("capabilities", {}).get("drop") == ["ALL"], f"{name}: container securityContext is not restricted")
-        expect(c["image"] == (locust_image if locust else image), f"{name}: image {c['image']}")
-        expect(c["imagePullPolicy"] == "IfNotPresent", f"{name}: imagePullPolicy {c['imagePullPolicy']}")
-        expect("requests" in c["resources"] and "limits" in c["resources"], f"{name}: resources without requests or limits")
-    if kind == "Pod":
-        expect(d["metadata"]["annotations"].get("helm.sh/hook") == "test", f"{name}: not a helm test hook")
-        # The test runs the service's HttpCheck on the image's JRE (no curl in the image), from the
-        # classes service/Dockerfile unpacks, against its own variant's Service: /readyz, then /api/work.
-        c = spec["containers"][0]
-        args = c.get("args", [])
-        main_class = "io.livenesslab.service.HttpCheck"
-        expect(c.get("command") == ["java"], f"{name}: command {c.get('command')}, want ['java']")
-        expect("-cp" in args and args[args.index("-cp") + 1:args.index("-cp") + 3] == ["/app/BOOT-INF/classes", main_class],
-               f"{name}: args {args} do not run {main_class} from /app/BOOT-INF/classes")
-        source = os.path.join(os.path.dirname(os.path.dirname(chart_values)), "service/src/main/java", main_class.replace(".", "/") + ".java")
-        expect(os.path.isfile(source), f"{name}: runs {main_class}, but there is no {source}")
-        base = f"http://liveness-lab-{component.removeprefix('test-')}:8080"
-        urls = args[args.index(main_class) + 1:] if main_class in args else []
-        expect(urls == [f"{base}/readyz", f"{base}/api/work?latencyMs=10"], f"{name}: asks {urls}, want {base}/readyz then /api/work?latencyMs=10")
-        # A JVM needs its heap capped, and room beyond it (67 MB resident measured with a 32 MiB heap).
-        xmx = [a for a in args if a.startswith("-Xmx")]
-        limit = size(str(c["resources"]["limits"]["memory"]))
-        expect(len(xmx) == 1 and size(xmx[0][4:]) + 64 * 2**20 <= limit,
-               f"{name}: heap {xmx} does not leave 64 MiB for the rest of the JVM under the {c['resources']['limits']['memory']} limit")
-        continue
-    if locust:
-        env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
-        expect(env.get("LIVENESS_LAB_TARGET") == "cluster", f"{name}: Locust does not target the in-cluster Services")
-        expect(spec.get("automountServiceAccountToken") is (component == "locust"), f"{name}: only the master may hold an API token")
-        continue
-    expect(d["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items(), f"{name}: selector does not match its pods")
-    expect(set(d["spec"]["selector"]["matchLabels"]) == {"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/component"},
-           f"{name}: selector is not name + instance + component")
-    c = spec["containers"][0]
-    env = {e["name"]: e["value"] for e in c["env"]}
-    expect(env.get("APP_MODE") == ("reactive" if component == "downstream" else component), f"{name}: APP_MODE {env.get('APP_MODE')}")
-    if component != "downstream":
-        # A variant's own replicas when it sets them, else the shared replicas.
-        own = ((ci_values.get("variants") or {}).get(component) or {}).get("replicas")
-        want_replicas = own if own is not None else ci_values.get("replicas", chart_defaults["replicas"])
-        expect(d["spec"]["replicas"] == want_replicas, f"{name}: replicas {d['spec']['replicas']}, want {want_replicas}")
-    expect(c["lifecycle"]["preStop"]["sleep"]["seconds"] < spec["terminationGracePeriodSeconds"], f"{name}: preStop sleep not below the grace period")
-    expect({"mountPath": "/tmp", "name": "tmp"} in c["volumeMounts"], f"{name}: no writable /tmp")
-    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
-        p = c[probe]
-        expect(p["timeoutSeconds"] < p["periodSeconds"], f"{name}: {probe} timeout not below its period")
-    management = scenario == "management-port"
-    expect(("MANAGEMENT_SERVER_PORT" in env) == management, f"{name}: MANAGEMENT_SERVER_PORT is {env.get('MANAGEMENT_SERVER_PORT')}")
-    want_paths = ("/actuator/health/liveness", "/actuator/health/readiness") if management else ("/livez", "/readyz")
-    got_paths = (c["livenessProbe"]["httpGet"]["path"], c["readinessProbe"]["httpGet"]["path"])
-    expect(got_paths == want_paths, f"{name}: probe paths {got_paths}, want {want_paths}")
-    expect(c["livenessProbe"]["httpGet"]["port"] == ("management" if management else "http"), f"{name}: probes on the wrong port")
-    if component != "downstream":
-        expect(("DEMO_DOWNSTREAM_URL" in env) == (scenario == "downstream"), f"{name}: DEMO_DOWNSTREAM_URL is {env.get('DEMO_DOWNSTREAM_URL')}")
-    if scenario == "downstream" and component != "downstream":
-        expect(env["DEMO_DOWNSTREAM_URL"].startswith("http://liveness-lab-downstream:8080/api/work?latencyMs="), f"{name}: downstream URL {env['DEMO_DOWNSTREAM_URL']}")
-expect(len(node_ports) == len(set(node_ports)), f"nodePorts not unique: {node_ports}")
-if scenario != "all-variants":
-    expect(sorted(node_ports) == [30080, 30081], f"nodePorts {sorted(node_ports)}, want 30080 and 30081")
-print("\n".join(problems) or f"{scenario}: {len(docs)} objects as expected")
-sys.exit(1 if problems else 0)
-EOF
+  chart_checks render --chart "$CHART" --release "$RELEASE" --namespace "$NAMESPACE" --scenario "$name" \
+    --image "$SERVICE_IMAGE:$SERVICE_VERSION" --locust-image "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" "$1" "$RENDERED/$name.yaml"
 }
 
 check_kube_linter() {
@@ -338,53 +193,7 @@ check_bad_values() {
 # values.yaml (an empty map counts as a leaf) with its default, and each optional key of a variant in
 # values.schema.json as `variants.<name>.KEY`; every key in values.yaml is commented.
 check_readme_table() {
-  python3 - "$CHART" <<'EOF'
-import json, re, sys, yaml
-chart = sys.argv[1]
-text = open(f"{chart}/values.yaml").read()
-values = yaml.safe_load(text)
-variant = json.load(open(f"{chart}/values.schema.json"))["$defs"]["variant"]
-optional = {f"variants.<name>.{k}" for k in variant["properties"] if k not in variant["required"]}
-
-def leaves(node, prefix=""):
-    for key, value in node.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            yield from leaves(value, path + ".")
-        else:
-            yield path, value
-
-want = dict(leaves(values))
-table = {}
-for line in open(f"{chart}/README.md"):
-    m = re.match(r"^\| `([^`]+)` \| `(.*)` \| (.*) \|$", line.rstrip("\n"))
-    if m:
-        table[m.group(1)] = (m.group(2), m.group(3).strip())
-per_variant = set()
-for line in open(f"{chart}/README.md"):
-    m = re.match(r"^\| `(variants\.<name>\.[^`]+)` \| [^|]+ \| (.+) \|$", line.rstrip("\n"))
-    if m:
-        per_variant.add(m.group(1))
-problems = [f"missing from README.md: {k}" for k in want if k not in table]
-problems += [f"in README.md but not in values.yaml: {k}" for k in table if k not in want]
-problems += [f"optional in values.schema.json, missing from README.md: {k}" for k in sorted(optional - per_variant)]
-problems += [f"in README.md but not an optional key of a variant in values.schema.json: {k}" for k in sorted(per_variant - optional)]
-for key, value in want.items():
-    if key in table:
-        default, description = table[key]
-        if default != json.dumps(value):
-            problems.append(f"{key}: README default `{default}`, values.yaml has `{json.dumps(value)}`")
-        if not description:
-            problems.append(f"{key}: no description in README.md")
-previous = ""
-for number, line in enumerate(text.splitlines(), 1):
-    if re.match(r"^\s*[A-Za-z0-9_]+:", line) and not previous.lstrip().startswith("#"):
-        problems.append(f"values.yaml line {number}: key without a comment above it: {line.strip()}")
-    if line.strip():
-        previous = line
-print("\n".join(problems) or f"README.md lists all {len(want)} values with their defaults and {len(optional)} optional keys of a variant; every key is commented")
-sys.exit(1 if problems else 0)
-EOF
+  chart_checks readme-table "$CHART"
 }
 
 static_checks() {

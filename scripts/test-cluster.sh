@@ -113,6 +113,7 @@ render() {
     export LL_TOOLS=$OUT/tools
     # shellcheck source=lib/tools.sh
     . "$ROOT/scripts/lib/tools.sh"
+    use_tools_bin
     # shellcheck source=lib/cluster.sh
     . "$ROOT/scripts/lib/cluster.sh"
     render_kind_config "$1" "$OUT/kind-$1.yaml"
@@ -152,6 +153,7 @@ in_tools_lib() {
     export LL_CACHE=$OUT/cache LL_LOGS=$OUT/logs LL_TOOLS=$OUT/clone/.tools
     # shellcheck source=lib/tools.sh
     . "$ROOT/scripts/lib/tools.sh"
+    use_tools_bin
     "$@"
   )
 }
@@ -278,6 +280,7 @@ ensure_kind_offline() {
     PATH=/usr/bin:/bin
     # shellcheck source=lib/tools.sh
     . "$ROOT/scripts/lib/tools.sh"
+    use_tools_bin
     ensure_kind
   )
 }
@@ -303,7 +306,7 @@ cached_tool_reused() {
 shellcheck_clean() {
   command -v shellcheck >/dev/null || { echo "shellcheck is not installed (apt-get install shellcheck)"; return 1; }
   (cd "$ROOT" && shellcheck -x scripts/cluster-up.sh scripts/cluster-down.sh scripts/test-e2e.sh \
-    scripts/test-cluster.sh scripts/lib/*.sh)
+    scripts/test-cluster.sh scripts/lib/*.sh scripts/libexec/*.sh)
 }
 
 check "dry-run plan where a registry answers" plan_with_registry

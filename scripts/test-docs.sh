@@ -16,6 +16,7 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/gobuild.sh"
 # shellcheck source=lib/tools.sh
 . "$LL_LIB/tools.sh"
+use_tools_bin
 
 case ${1:-} in
   -h | --help) ll_usage; exit 0 ;;

@@ -24,6 +24,7 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/tools.sh"
 # shellcheck source=lib/cluster.sh
 . "$LL_LIB/cluster.sh"
+use_tools_bin
 
 KEEP=0
 UP_ARGS=()

@@ -29,7 +29,7 @@
 # shellcheck source-path=SCRIPTDIR
 set -o errexit -o nounset -o pipefail
 
-# The caller's PATH, before tools.sh puts .tools/bin first: the e2e's PATH is made from it.
+# The caller's PATH, before use_tools_bin puts .tools/bin first: the e2e's PATH is made from it.
 ORIG_PATH=$PATH
 
 LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
@@ -43,6 +43,7 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/tools.sh"
 # shellcheck source=lib/airgap.sh
 . "$LL_LIB/airgap.sh"
+use_tools_bin
 
 # The official node image by tag: its pinned digest (KIND_NODE_IMAGE) is one no stand-in can have, so
 # the e2e pins the stand-in's own digest instead (LIVENESS_LAB_NODE_IMAGE=kindest/node:TAG@DIGEST).

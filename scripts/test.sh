@@ -21,7 +21,7 @@ set -o errexit -o nounset -o pipefail
 ALL_SUITES=(lint docs service chart cluster locust e2e registry)
 
 # The scripts a user runs on a laptop, and the libraries they source: they must work with macOS's BSD
-# tools (and bash >= 4). airgap.sh, gobuild.sh and runc-wrapper.sh run only on the no-registry path
+# tools (and bash >= 4). airgap.sh, gobuild.sh and libexec/runc-wrapper.sh run only on the no-registry path
 # (root on Debian); the test scripts and bench.sh are Linux-only and say so.
 PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh scripts/build-service-image.sh
   scripts/build-locust-image.sh scripts/lib/common.sh scripts/lib/tools.sh scripts/lib/cluster.sh scripts/lib/venv.sh)
@@ -50,7 +50,7 @@ suite_lint() {
   for script in "${PORTABLE_SCRIPTS[@]}"; do
     [ -f "$LL_ROOT/$script" ] || { echo "$script is listed as user-facing but does not exist"; return 1; }
   done
-  found=$(cd "$LL_ROOT" && gnu_only_lines "${PORTABLE_SCRIPTS[@]}" || true)
+  found=$(cd "$LL_ROOT" && { gnu_only_lines "${PORTABLE_SCRIPTS[@]}" || true; })
   if [ -n "$found" ]; then
     echo "$found"
     echo "GNU-only constructs in the scripts users run on macOS (above): use a portable form, or mark a guarded line with '# portable: why'"

@@ -37,7 +37,7 @@ recipe_hash() { printf '%s\n' "$LOCAL_BASE_SUITE" "$@" | sha256sum | cut -c1-12;
 node_recipe() {
   recipe_hash node "$LL_NODE_PACKAGES" "$KIND_VERSION" "$KUBERNETES_VERSION" "$ETCD_VERSION" \
     "$COREDNS_VERSION" "$CONTAINERD_VERSION" "$CRICTL_VERSION" "$CNI_PLUGINS_VERSION" \
-    "$(cat "$LL_ROOT/scripts/lib/airgap.sh" "$LL_ROOT/scripts/lib/gobuild.sh" "$LL_ROOT/scripts/lib/runc-wrapper.sh")"
+    "$(cat "$LL_ROOT/scripts/lib/airgap.sh" "$LL_ROOT/scripts/lib/gobuild.sh" "$LL_ROOT/scripts/libexec/runc-wrapper.sh")"
 }
 
 # image_current IMAGE RECIPE: the image exists and was built from RECIPE.
@@ -264,7 +264,7 @@ assemble_node_tree() {
   install -m 0755 "$LL_CACHE/containerd-$CONTAINERD_VERSION/bin/"* "$LL_CACHE/crictl-$CRICTL_VERSION/bin/crictl" \
     "$dir/usr/local/bin/"
   install -m 0755 "$LL_CACHE/cni-plugins-$CNI_PLUGINS_VERSION/bin/"* "$dir/opt/cni/bin/"
-  install -D -m 0755 "$LL_ROOT/scripts/lib/runc-wrapper.sh" "$dir/usr/local/sbin/runc"
+  install -D -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$dir/usr/local/sbin/runc"
   "$dir/usr/local/bin/ctr" oci spec |
     jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' |
     jq 'del(.process.rlimits)' >"$dir/etc/containerd/cri-base.json"

@@ -4,20 +4,24 @@
 # tool_compatible); otherwise the pinned version comes from the version-keyed cache under $LL_CACHE,
 # else from its official release download (checked against its published SHA-256), else, where no
 # download site answers (the no-registry path), it is built with Go. The chosen binaries are linked
-# into the git-ignored $LL_TOOLS/bin, which is put first on PATH.
-# Source after common.sh and gobuild.sh.
+# into the git-ignored $LL_TOOLS/bin, which use_tools_bin puts first on PATH.
+# Source after common.sh and gobuild.sh; sourcing changes nothing: a script that runs the tools calls
+# use_tools_bin first.
 #
 # Environment it reads (with defaults):
 #   LIVENESS_LAB_DOCKERD_WAIT=60        seconds to wait for a dockerd started here to answer
 #   LIVENESS_LAB_DOWNLOAD_MIRROR=       fetch https://HOST/PATH from MIRROR/HOST/PATH instead (tests, proxies)
 
-# The user's own PATH, before $LL_TOOLS/bin goes first: commands printed for the user are checked
+# use_tools_bin: makes $LL_TOOLS/bin, where ensure_tool links the tools, and puts it first on PATH.
+# LL_USER_PATH keeps the user's own PATH from before: commands printed for the user are checked
 # against it (print_tool).
-LL_USER_PATH=${LL_USER_PATH:-$PATH}
-export LL_USER_PATH
-mkdir -p "$LL_TOOLS/bin"
-case ":$PATH:" in *":$LL_TOOLS/bin:"*) ;; *) PATH="$LL_TOOLS/bin:$PATH" ;; esac
-export PATH
+use_tools_bin() {
+  LL_USER_PATH=${LL_USER_PATH:-$PATH}
+  export LL_USER_PATH
+  mkdir -p "$LL_TOOLS/bin"
+  case ":$PATH:" in *":$LL_TOOLS/bin:"*) ;; *) PATH="$LL_TOOLS/bin:$PATH" ;; esac
+  export PATH
+}
 
 LL_RUNC_WRAPPER=/usr/local/libexec/liveness-lab/runc
 
@@ -272,12 +276,12 @@ docker_resources() {
 }
 
 # install_runc_wrapper: Docker's default runtime becomes a runc wrapper that drops CAP_SYS_RESOURCE
-# and keeps oom_score_adj within reach (see scripts/lib/runc-wrapper.sh).
+# and keeps oom_score_adj within reach (see scripts/libexec/runc-wrapper.sh).
 install_runc_wrapper() {
   local conf=/etc/docker/daemon.json tmp
   ensure_pkg jq jq
   mkdir -p "$(dirname "$LL_RUNC_WRAPPER")"
-  install -m 0755 "$LL_ROOT/scripts/lib/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
+  install -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
   mkdir -p /etc/docker
   tmp=$(mktemp)
   { [ -s "$conf" ] && cat "$conf" || echo '{}'; } |

@@ -1,6 +1,6 @@
 """Turns the runs of scripts/bench.sh into a table and a chart held against Little's law.
 
-Usage: python scripts/lib/bench_report.py REPORT_DIR
+Usage: python scripts/libexec/bench_report.py REPORT_DIR
 Reads REPORT_DIR/results.jsonl (one run a line: the mode, the scenario, memory and thread samples,
 and vegeta's JSON report) and REPORT_DIR/machine.txt; writes table.md and chart.png there.
 """
