@@ -149,20 +149,23 @@ sys.exit(1 if problems else 0)
 EOF
 }
 
-# kind_ports: every nodePort in values.yaml (variants, Locust) is mapped to the host by kind-config.yaml.
+# kind_ports: every nodePort in values.yaml (variants, Locust) is mapped to the host by kind-config.yaml,
+# on 127.0.0.1 only.
 check_kind_ports() {
   python3 - "$CHART/values.yaml" "$LL_ROOT/kind-config.yaml" <<'EOF'
 import sys, yaml
 values = yaml.safe_load(open(sys.argv[1]))
 kind = yaml.safe_load(open(sys.argv[2]))
-mapped = {m["containerPort"]: m.get("hostPort") for n in kind["nodes"] for m in n.get("extraPortMappings", [])}
+mappings = [m for n in kind["nodes"] for m in n.get("extraPortMappings", [])]
+mapped = {m["containerPort"]: m.get("hostPort") for m in mappings}
 ports = {f"variants.{name}.nodePort": v["nodePort"] for name, v in values["variants"].items()}
 ports["locust.nodePort"] = values["locust"]["nodePort"]
 problems = [f"{key} {port} is not mapped by kind-config.yaml extraPortMappings" for key, port in ports.items() if port not in mapped]
+problems += [f"kind-config.yaml maps {m['containerPort']} on {m.get('listenAddress', 'every address')}, not 127.0.0.1 only" for m in mappings if m.get("listenAddress") != "127.0.0.1"]
 for key, port in ports.items():
     if port in mapped:
         print(f"{key} {port} -> 127.0.0.1:{mapped[port]}")
-print("\n".join(problems) or "kind-config.yaml maps every nodePort of values.yaml")
+print("\n".join(problems) or "kind-config.yaml maps every nodePort of values.yaml, on 127.0.0.1")
 sys.exit(1 if problems else 0)
 EOF
 }
@@ -182,7 +185,7 @@ render_and_assert() {
   name=$(basename "$1" -values.yaml)
   render "$name" "$1"
   python3 - "$RENDERED/$name.yaml" "$name" "$SERVICE_IMAGE:$SERVICE_VERSION" "$NAMESPACE" "$1" "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" "$CHART/values.yaml" <<'EOF'
-import os, sys, yaml
+import json, os, sys, yaml
 path, scenario, image, namespace, values_file, locust_image, chart_values = sys.argv[1:]
 docs = [d for d in yaml.safe_load_all(open(path)) if d]
 ci_values = yaml.safe_load(open(values_file)) or {}
@@ -198,7 +201,11 @@ def size(text):
     number = text.rstrip("kmgKMGi")
     return int(number) * {"k": 2**10, "m": 2**20, "g": 2**30, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}.get(text[len(number):], 1)
 
-variants = {"all-variants": ["blocking", "offloaded", "reactive", "virtual"]}.get(scenario, ["blocking", "reactive"])
+# The variants this scenario deploys, from the variant table (values.yaml) with the ci/ file over it.
+ci_variants = ci_values.get("variants") or {}
+table = {n: {**(chart_defaults["variants"].get(n) or {}), **(ci_variants.get(n) or {})} for n in {**chart_defaults["variants"], **ci_variants}}
+all_on = ci_values.get("allVariants", chart_defaults["allVariants"])
+variants = sorted(n for n, v in table.items() if all_on or v.get("enabled"))
 components = variants + (["downstream"] if scenario == "downstream" else [])
 want = {("Namespace", namespace)} if manage_namespace else set()
 for c in components:
@@ -271,6 +278,10 @@ for d in docs:
     if locust:
         env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
         expect(env.get("LIVENESS_LAB_TARGET") == "cluster", f"{name}: Locust does not target the in-cluster Services")
+        # Locust's variant list (its user classes) is exactly the deployed variants, with their Services.
+        want_list = [{"name": v, "mode": table[v]["mode"], "nodePort": table[v]["nodePort"], "url": f"http://liveness-lab-{v}:8080"} for v in variants]
+        got_list = sorted(json.loads(env.get("LIVENESS_LAB_VARIANTS") or "[]"), key=lambda v: v["name"])
+        expect(got_list == want_list, f"{name}: LIVENESS_LAB_VARIANTS {got_list}, want {want_list}")
         expect(spec.get("automountServiceAccountToken") is (component == "locust"), f"{name}: only the master may hold an API token")
         continue
     expect(d["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items(), f"{name}: selector does not match its pods")
@@ -300,8 +311,8 @@ for d in docs:
     if scenario == "downstream" and component != "downstream":
         expect(env["DEMO_DOWNSTREAM_URL"].startswith("http://liveness-lab-downstream:8080/api/work?latencyMs="), f"{name}: downstream URL {env['DEMO_DOWNSTREAM_URL']}")
 expect(len(node_ports) == len(set(node_ports)), f"nodePorts not unique: {node_ports}")
-if scenario != "all-variants":
-    expect(sorted(node_ports) == [30080, 30081], f"nodePorts {sorted(node_ports)}, want 30080 and 30081")
+want_ports = sorted(table[v]["nodePort"] for v in variants)
+expect(sorted(node_ports) == want_ports, f"nodePorts {sorted(node_ports)}, want {want_ports}")
 print("\n".join(problems) or f"{scenario}: {len(docs)} objects as expected")
 sys.exit(1 if problems else 0)
 EOF
