@@ -1,5 +1,8 @@
 """Swarms liveness-lab's service variants: one FastHttpUser class per variant, and a Pods tab in the web UI.
 
+The classes are built from the variant table (``liveness_lab/variants.py`` reads it): ``<Variant>User``,
+e.g. ``BlockingUser`` and ``ReactiveUser``.
+
 Every user calls ``GET /api/work?latencyMs=N`` at a constant rate (``constant_throughput``), so the
 offered load stays the same when a server slows down: that is what saturates a blocking pod's 4 event
 loops (more than 4 requests in flight) while the reactive pod just keeps waiting on timers.
@@ -13,8 +16,8 @@ Usage:
     # The scripted run (ramp, hold, cool-down, quiet): see scripts/demo.sh, which sets LIVENESS_LAB_SHAPE=demo.
 
 Where each variant answers: ``liveness_lab/variants.py`` (``LIVENESS_LAB_TARGET=cluster|host``, or
-``LIVENESS_LAB_<VARIANT>_HOST=http://127.0.0.1:PORT`` for one variant). Offloaded and virtual are off in
-the chart by default: pick the classes of the variants that are deployed.
+``LIVENESS_LAB_<VARIANT>_HOST=http://127.0.0.1:PORT`` for one variant). In the cluster only the deployed
+variants have a class; on the host every variant of chart/values.yaml has one: pick those deployed.
 
 Options (command line, web UI "Custom parameters", or environment):
     --latency-ms        LIVENESS_LAB_LATENCY_MS=1000   how long the service waits per request
@@ -29,8 +32,7 @@ import os
 
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab import pods_tab
-from liveness_lab.variants import request_name, target_host
+from liveness_lab import pods_tab, variants
 
 if os.environ.get("LIVENESS_LAB_SHAPE") == "demo":
     # Only imported on request: a shape class in the module would replace the web UI's users/rate form.
@@ -60,7 +62,7 @@ def _pods_tab(environment, **_kwargs):
 
 
 class VariantUser(FastHttpUser):
-    """One variant's users: /api/work at a constant rate. Subclasses name the variant."""
+    """One variant's users: /api/work at a constant rate. The classes below name the variant."""
 
     abstract = True
     variant = ""
@@ -74,36 +76,23 @@ class VariantUser(FastHttpUser):
 
     @task
     def work(self):
-        self.client.get(f"/api/work?latencyMs={self._option('latency_ms', 1000)}", name=request_name(self.variant))
+        self.client.get(f"/api/work?latencyMs={self._option('latency_ms', 1000)}", name=variants.request_name(self.variant))
 
     def _option(self, name, default):
         return getattr(self.environment.parsed_options, name, default)
 
 
-class BlockingUser(VariantUser):
-    """Blocks the Netty event loop while it waits: its probes time out and the kubelet restarts it."""
-
-    variant = "blocking"
-    host = target_host(variant)
-
-
-class ReactiveUser(VariantUser):
-    """Waits on a timer; the event loops stay free and the probes answer."""
-
-    variant = "reactive"
-    host = target_host(variant)
+def _user_class(variant: variants.Variant) -> type[VariantUser]:
+    name = variants.user_class(variant.name)
+    return type(name, (VariantUser,), {
+        "__doc__": f"Swarms the {variant.name} variant (APP_MODE={variant.mode}).",
+        "__module__": __name__,
+        "abstract": False,
+        "variant": variant.name,
+        "host": variants.target_host(variant.name),
+    })
 
 
-class OffloadedUser(VariantUser):
-    """Blocks on Reactor's boundedElastic pool: probes answer until its threads are all busy (Spring Boot
-    runs the liveness check on that pool too), then they time out as well."""
-
-    variant = "offloaded"
-    host = target_host(variant)
-
-
-class VirtualUser(VariantUser):
-    """Blocks on a virtual thread."""
-
-    variant = "virtual"
-    host = target_host(variant)
+# One class per variant of the table (chart/values.yaml, or the chart's LIVENESS_LAB_VARIANTS in the
+# cluster), named as Locust shows it: blocking -> BlockingUser. Locust picks them up from this module's names.
+globals().update({cls.__name__: cls for cls in map(_user_class, variants.TABLE)})

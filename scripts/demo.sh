@@ -13,8 +13,8 @@
 #   --users N            users per variant (default 20)
 #   --rate R             requests per second each user aims for (default 1)
 #   --latency MS         latency each request asks for (default 1000)
-#   --variants LIST      comma-separated, from blocking,reactive,offloaded,virtual (default blocking,reactive);
-#                        offloaded and virtual must be enabled in the chart
+#   --variants LIST      comma-separated names from the variant table, chart/values.yaml `variants:`
+#                        (default: the ones enabled there); a variant off in the chart must be enabled first
 #   --out DIR            report folder (default reports/<UTC timestamp>)
 #   --keep-pods          do not replace pods that restarted before the run (see below)
 #   --help
@@ -40,7 +40,7 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/venv.sh
 . "$LL_LIB/venv.sh"
 
-HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY=1000 VARIANTS=blocking,reactive OUT='' KEEP_PODS=0
+HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY=1000 VARIANTS=- OUT='' KEEP_PODS=0
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
@@ -63,13 +63,23 @@ parse_args() {
   done
   [[ $RATE =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--rate '$RATE' is not a number" "e.g. --rate 1.5"
   { [ "$USERS" -gt 0 ] && [ "$HOLD" -gt 0 ]; } || die "--users and --hold must be above 0"
-  local v
+  [ -n "$VARIANTS" ] || die "--variants is empty" "e.g. --variants blocking,reactive"
+  OUT=${OUT:-$LL_ROOT/reports/$(date -u +%Y%m%dT%H%M%SZ)}
+}
+
+# variants_cli ARGS...: the variant table's command line (locust/liveness_lab/variants.py), from the venv.
+variants_cli() { (cd "$LL_ROOT/locust" && "$LL_VENV/bin/python" -m liveness_lab.variants "$@"); }
+
+# resolve_variants: VARIANT_LIST from --variants (default: those the chart enables) and the locustfile's
+# user class of each, USER_CLASSES, both from the variant table; an unknown name stops here.
+resolve_variants() {
+  [ "$VARIANTS" != - ] || VARIANTS=$(variants_cli --names --enabled | paste -sd, -)
   IFS=, read -r -a VARIANT_LIST <<<"$VARIANTS"
   [ ${#VARIANT_LIST[@]} -gt 0 ] || die "--variants is empty" "e.g. --variants blocking,reactive"
-  for v in "${VARIANT_LIST[@]}"; do
-    case $v in blocking | reactive | offloaded | virtual) ;; *) die "unknown variant '$v'" "choose from blocking,reactive,offloaded,virtual" ;; esac
-  done
-  OUT=${OUT:-$LL_ROOT/reports/$(date -u +%Y%m%dT%H%M%SZ)}
+  mapfile -t USER_CLASSES < <(variants_cli --classes "${VARIANT_LIST[@]}")
+  # The exit status of a process substitution is lost: a refused name shows as a short list.
+  [ ${#USER_CLASSES[@]} = ${#VARIANT_LIST[@]} ] ||
+    die "--variants $VARIANTS names a variant chart/values.yaml does not have" "choose from $(variants_cli --names | paste -sd, -)"
 }
 
 # variants_ready: every chosen variant's pods exist and are Ready.
@@ -118,12 +128,6 @@ replace_restarted_pods() {
   kube -n "$LL_NAMESPACE" delete pod "${restarted[@]}" --wait=true --timeout=120s >/dev/null
 }
 
-# user_classes: the locustfile's class of each chosen variant (blocking -> BlockingUser).
-user_classes() {
-  local v
-  for v in "${VARIANT_LIST[@]}"; do printf '%s%sUser\n' "$(tr '[:lower:]' '[:upper:]' <<<"${v:0:1}")" "${v:1}"; done
-}
-
 write_run_json() {
   cat >"$OUT/run.json" <<JSON
 {
@@ -150,8 +154,7 @@ stop_recorder() {
 }
 
 run_swarm() {
-  local total=$((RAMP + HOLD + COOLDOWN + QUIET)) classes
-  mapfile -t classes < <(user_classes)
+  local total=$((RAMP + HOLD + COOLDOWN + QUIET))
   mkdir -p "$OUT"
   cd "$LL_ROOT/locust"
   # The recorder starts first, for a baseline, and may run at most the whole run plus a margin.
@@ -168,7 +171,7 @@ run_swarm() {
     LIVENESS_LAB_COOLDOWN_S="$COOLDOWN" LIVENESS_LAB_QUIET_S="$QUIET" \
     "$LL_VENV/bin/locust" -f locustfile.py --headless --latency-ms "$LATENCY" --rate-per-user "$RATE" \
     --csv "$OUT/locust" --csv-full-history --html "$OUT/locust.html" --loglevel WARNING --only-summary \
-    "${classes[@]}" >"$OUT/locust.log" 2>&1 || true
+    "${USER_CLASSES[@]}" >"$OUT/locust.log" 2>&1 || true
   sleep 3
   stop_recorder
 }
@@ -176,6 +179,7 @@ run_swarm() {
 main() {
   parse_args "$@"
   ensure_locust_venv runtime
+  resolve_variants
   export LIVENESS_LAB_KUBE_CONTEXT=$LL_KUBE_CONTEXT LIVENESS_LAB_NAMESPACE=$LL_NAMESPACE
   ensure_cluster
   run_swarm

@@ -92,15 +92,19 @@ unknown_argument_fails() {
 
 help_works() { "$ROOT/scripts/$1" --help >"$OUT/h" && grep -q "^Usage: scripts/$1" "$OUT/h"; }
 
-# kind-config.yaml maps every NodePort of the chart, on 127.0.0.1 only.
+# kind-config.yaml maps every NodePort of the chart (each `nodePort:` of chart/values.yaml: the variants'
+# and Locust's), on 127.0.0.1 only; Locust's web UI on the host's 8089.
 kind_config_ports() {
-  local f=$ROOT/kind-config.yaml pair
+  local f=$ROOT/kind-config.yaml port ports
   grep -q '^name: liveness-lab$' "$f" && grep -q 'apiServerAddress: "127.0.0.1"' "$f" &&
     [ "$(grep -c 'role: control-plane' "$f")" = 1 ] && [ "$(grep -c 'role:' "$f")" = 1 ] || return 1
-  for pair in 30080:30080 30081:30081 30082:30082 30083:30083 30089:8089; do
-    grep -A1 "containerPort: ${pair%%:*}" "$f" | grep -q "hostPort: ${pair##*:}$" || { echo "no mapping $pair"; return 1; }
+  ports=$(sed -n 's/^ *nodePort: \([0-9][0-9]*\)$/\1/p' "$ROOT/chart/values.yaml")
+  [ -n "$ports" ] || { echo "no nodePort in chart/values.yaml"; return 1; }
+  for port in $ports; do
+    grep -A1 "containerPort: $port\b" "$f" | grep -q "hostPort: [0-9]" || { echo "nodePort $port is not mapped"; return 1; }
   done
-  [ "$(grep -c 'listenAddress: "127.0.0.1"' "$f")" = 5 ]
+  grep -A1 'containerPort: 30089\b' "$f" | grep -q 'hostPort: 8089$' || { echo "the Locust web UI is not on 8089"; return 1; }
+  [ "$(grep -c 'listenAddress: "127.0.0.1"' "$f")" = "$(grep -c 'containerPort:' "$f")" ]
 }
 
 # render MODE: the derived kind config of cluster.sh for MODE.

@@ -155,10 +155,20 @@ The Locust image, pinned.
 {{- end }}
 
 {{/*
-The Locust container's settings shared by master and workers: where the variants answer (their Services,
-from inside the cluster) and the defaults of a swarm. Arguments: the root context.
+The Locust container's settings shared by master and workers: the deployed variants and where they
+answer (their Services, from inside the cluster; locust/liveness_lab/variants.py reads the JSON and the
+locustfile makes one user class of each) and the defaults of a swarm. Arguments: the root context.
 */}}
 {{- define "liveness-lab.locustEnv" -}}
+{{- $variants := list }}
+{{- range $name, $variant := .Values.variants }}
+{{- if include "liveness-lab.enabled" (dict "root" $ "variant" $variant) }}
+{{- $url := printf "http://%s:%s" (include "liveness-lab.componentName" (dict "root" $ "component" $name)) (include "liveness-lab.httpPort" $) }}
+{{- $variants = append $variants (dict "name" $name "mode" $variant.mode "nodePort" (int $variant.nodePort) "url" $url) }}
+{{- end }}
+{{- end }}
+- name: LIVENESS_LAB_VARIANTS
+  value: {{ toJson $variants | quote }}
 - name: LIVENESS_LAB_TARGET
   value: cluster
 - name: LIVENESS_LAB_RELEASE

@@ -1,26 +1,37 @@
 """The service variants Locust can swarm, and where each one answers.
 
-The names and NodePorts mirror ``chart/values.yaml`` (``variants.<name>.nodePort``), the one place they
-are defined; ``test_variant_table_matches_the_chart_values`` in ``locust/tests/test_locustfile.py`` fails
-when the two drift apart.
+The variant table is ``chart/values.yaml`` (``variants.<name>``: ``enabled``, ``mode``, ``nodePort``);
+this module reads it and nothing else defines a variant. ``load()`` finds the list in one of two places:
+
+- ``LIVENESS_LAB_VARIANTS``: JSON, ``[{"name", "mode", "nodePort", "url"}, ...]``, the variants the chart
+  deployed; the chart sets it on the in-cluster Locust (master and workers), which has no chart folder;
+- else ``chart/values.yaml`` of this repository (``LIVENESS_LAB_VALUES`` names another file): every
+  variant in it, enabled or not (``helm --set variants.<name>.enabled=true`` may have turned one on),
+  for demo.sh, the tests and Locust run on the host. PyYAML comes with the ``kubernetes`` client.
+
+Both are ordered by nodePort (the chart ranges over its map by name): blocking, reactive, offloaded,
+virtual, the order reports list them.
 
 Where a variant answers, first match wins:
 
 - ``LIVENESS_LAB_<VARIANT>_HOST`` (e.g. ``LIVENESS_LAB_BLOCKING_HOST=http://127.0.0.1:18080``): one variant;
-- ``LIVENESS_LAB_TARGET=host``: the kind NodePorts on the host, ``http://127.0.0.1:3008x``;
+- ``LIVENESS_LAB_TARGET=host``: the kind NodePorts on the host, ``http://127.0.0.1:<nodePort>``;
 - ``LIVENESS_LAB_TARGET=cluster`` (default): the variant's Service, ``http://liveness-lab-<variant>:8080``,
   for Locust running inside the cluster in the release's namespace.
+
+Command line (demo.sh asks here rather than restating the list), from locust/:
+    python -m liveness_lab.variants --names [--enabled]   # one name a line
+    python -m liveness_lab.variants --classes NAME...     # the locustfile's user class of each, or exit 2
 """
 
+import argparse
+import json
 import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 
-# variant name -> NodePort (chart/values.yaml), in the order reports list them.
-VARIANTS = {
-    "blocking": 30080,
-    "reactive": 30081,
-    "offloaded": 30082,
-    "virtual": 30083,
-}
+VALUES = Path(__file__).resolve().parents[2] / "chart" / "values.yaml"
 
 # The chart's object names are `<release>-<variant>`; the release is called liveness-lab.
 RELEASE = os.environ.get("LIVENESS_LAB_RELEASE", "liveness-lab")
@@ -30,11 +41,49 @@ POD_SELECTOR = "app.kubernetes.io/name=liveness-lab"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 
 
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    mode: str
+    node_port: int
+    enabled: bool = True
+    # The in-cluster base URL when the chart gave it; else it follows from RELEASE and SERVICE_PORT.
+    url: str = ""
+
+
+def load(environ=os.environ) -> list[Variant]:
+    """The variants, from LIVENESS_LAB_VARIANTS or chart/values.yaml (see the module docstring)."""
+    deployed = environ.get("LIVENESS_LAB_VARIANTS")
+    if deployed:
+        found = [Variant(v["name"], v["mode"], int(v["nodePort"]), True, v.get("url", "")) for v in json.loads(deployed)]
+    else:
+        import yaml  # only on the host, where the chart folder is
+
+        path = Path(environ.get("LIVENESS_LAB_VALUES") or VALUES)
+        if not path.is_file():
+            raise RuntimeError(f"no variant list: LIVENESS_LAB_VARIANTS is unset and {path} does not exist")
+        table = yaml.safe_load(path.read_text())["variants"]
+        found = [Variant(name, v["mode"], int(v["nodePort"]), bool(v.get("enabled"))) for name, v in table.items()]
+    return sorted(found, key=lambda v: v.node_port)
+
+
+# The variants, read once, in the order reports list them.
+TABLE = load()
+_BY_NAME = {v.name: v for v in TABLE}
+# variant name -> NodePort.
+VARIANTS = {v.name: v.node_port for v in TABLE}
+
+
+def user_class(variant: str) -> str:
+    """The locustfile's user class of VARIANT, the name Locust shows: blocking -> BlockingUser."""
+    return "".join(part.capitalize() for part in variant.split("-")) + "User"
+
+
 def target_host(variant: str, environ=os.environ) -> str:
     """Base URL of VARIANT's service, following the overrides in the module docstring."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
-    explicit = environ.get(f"LIVENESS_LAB_{variant.upper()}_HOST")
+    explicit = environ.get(f"LIVENESS_LAB_{variant.upper().replace('-', '_')}_HOST")
     if explicit:
         return explicit.rstrip("/")
     target = environ.get("LIVENESS_LAB_TARGET", "cluster")
@@ -42,7 +91,7 @@ def target_host(variant: str, environ=os.environ) -> str:
         # The network rule: host runs only ever reach the loopback NodePorts kind maps.
         return f"http://127.0.0.1:{VARIANTS[variant]}"
     if target == "cluster":
-        return f"http://{RELEASE}-{variant}:{SERVICE_PORT}"
+        return _BY_NAME[variant].url or f"http://{RELEASE}-{variant}:{SERVICE_PORT}"
     raise ValueError(f"LIVENESS_LAB_TARGET={target!r}: use 'cluster' or 'host'")
 
 
@@ -67,3 +116,25 @@ def variant_of_request_name(name: str) -> str | None:
         if name == request_name(variant):
             return variant
     return None
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m liveness_lab.variants", description=__doc__.split("\n")[0])
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--names", action="store_true", help="print the variant names, one a line")
+    what.add_argument("--classes", nargs="+", metavar="NAME", help="print the user class of each NAME")
+    parser.add_argument("--enabled", action="store_true", help="with --names: only those enabled in the chart")
+    args = parser.parse_args(argv)
+    if args.names:
+        print("\n".join(v.name for v in TABLE if v.enabled or not args.enabled))
+        return 0
+    unknown = [n for n in args.classes if n not in VARIANTS]
+    if unknown:
+        print(f"unknown variant {', '.join(map(repr, unknown))}: choose from {','.join(VARIANTS)}", file=sys.stderr)
+        return 2
+    print("\n".join(user_class(n) for n in args.classes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,10 @@
 """The locustfile swarms real service instances: every variant's requests succeed."""
 
 import csv
+import json
+import re
 import subprocess
+import sys
 
 import pytest
 from conftest import LOCUST_DIR, locust_cmd, run_env
@@ -36,13 +39,36 @@ def test_hosts_default_to_the_in_cluster_services_and_switch_to_the_nodeports():
         variants.target_host("reactive", {"LIVENESS_LAB_TARGET": "elsewhere"})
 
 
-def test_variant_table_matches_the_chart_values():
-    yaml = pytest.importorskip("yaml")
-    values = LOCUST_DIR.parent / "chart/values.yaml"
-    if not values.exists():
-        pytest.skip("chart/values.yaml not there")
-    chart = {name: v["nodePort"] for name, v in yaml.safe_load(values.read_text())["variants"].items()}
-    assert chart == variants.VARIANTS
+def test_the_locustfile_has_one_user_class_per_variant_of_the_table():
+    # On the host: every variant of chart/values.yaml, enabled or not.
+    proc = subprocess.run(locust_cmd("--list"), cwd=LOCUST_DIR, env=run_env({}), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.split()[2:] == [variants.user_class(v) for v in variants.VARIANTS], proc.stdout
+    assert "BlockingUser" in proc.stdout and "ReactiveUser" in proc.stdout
+
+
+def test_in_the_cluster_the_user_classes_and_hosts_follow_the_charts_variant_list():
+    deployed = [{"name": "slow-one", "mode": "reactive", "nodePort": 30090, "url": "http://rel-slow-one:8080"},
+                {"name": "blocking", "mode": "blocking", "nodePort": 30080, "url": "http://rel-blocking:8080"}]
+    table = variants.load({"LIVENESS_LAB_VARIANTS": json.dumps(deployed)})
+    assert [v.name for v in table] == ["blocking", "slow-one"]  # by nodePort, as reports list them
+    assert table[1].url == "http://rel-slow-one:8080"
+    proc = subprocess.run(
+        [sys.executable, "-c", "import locustfile; print(locustfile.SlowOneUser.host, locustfile.BlockingUser.host)"],
+        cwd=LOCUST_DIR, env=run_env({}, LIVENESS_LAB_VARIANTS=json.dumps(deployed), LIVENESS_LAB_TARGET="cluster"),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["http://rel-slow-one:8080", "http://rel-blocking:8080"]
+
+
+def test_every_mode_of_the_service_has_a_variant_and_every_variant_runs_a_mode_of_the_service():
+    # A variant whose mode Mode.java does not have fails at start-up; a mode without a variant is never shown.
+    mode_java = next((LOCUST_DIR.parent / "service/src/main/java").rglob("Mode.java"))
+    body = mode_java.read_text().split("enum Mode {", 1)[1].split(";", 1)[0]
+    modes = {m.lower() for m in re.findall(r"^\s*([A-Z][A-Z0-9_]*)\s*[,;]?\s*$", body + ";", re.M)}
+    assert modes, f"no constants found in {mode_java}"
+    assert {v.mode for v in variants.TABLE} == modes
 
 
 def test_demo_shape_ramps_holds_cools_down_and_stays_quiet_before_it_ends(monkeypatch):

@@ -65,17 +65,21 @@ def versions(args):
 
 
 def kind_ports(args):
-    """Every nodePort in values.yaml (variants, Locust) is mapped to the host by kind-config.yaml."""
+    """Every nodePort in values.yaml (variants, Locust) is mapped to the host by kind-config.yaml, on
+    127.0.0.1 only."""
     values = load(args.values)
     kind = load(args.kind_config)
-    mapped = {m["containerPort"]: m.get("hostPort") for n in kind["nodes"] for m in n.get("extraPortMappings", [])}
+    mappings = [m for n in kind["nodes"] for m in n.get("extraPortMappings", [])]
+    mapped = {m["containerPort"]: m.get("hostPort") for m in mappings}
     ports = {f"variants.{name}.nodePort": v["nodePort"] for name, v in values["variants"].items()}
     ports["locust.nodePort"] = values["locust"]["nodePort"]
     problems = [f"{key} {port} is not mapped by kind-config.yaml extraPortMappings" for key, port in ports.items() if port not in mapped]
+    problems += [f"kind-config.yaml maps {m['containerPort']} on {m.get('listenAddress', 'every address')}, not 127.0.0.1 only"
+                 for m in mappings if m.get("listenAddress") != "127.0.0.1"]
     for key, port in ports.items():
         if port in mapped:
             print(f"{key} {port} -> 127.0.0.1:{mapped[port]}")
-    return problems, "kind-config.yaml maps every nodePort of values.yaml"
+    return problems, "kind-config.yaml maps every nodePort of values.yaml, on 127.0.0.1"
 
 
 def render(args):
@@ -95,7 +99,8 @@ def render(args):
         if not ok:
             problems.append(message)
 
-    variants = {"all-variants": ["blocking", "offloaded", "reactive", "virtual"]}.get(scenario, ["blocking", "reactive"])
+    # The variants this scenario deploys, from the variant table (values.yaml) with the ci/ file over it.
+    variants = sorted(n for n, v in values["variants"].items() if values["allVariants"] or v.get("enabled"))
     components = variants + (["downstream"] if scenario == "downstream" else [])
     want = {("Namespace", namespace)} if manage_namespace else set()
     for c in components:
@@ -169,6 +174,11 @@ def render(args):
         if is_locust:
             env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
             expect(env.get("LIVENESS_LAB_TARGET") == "cluster", f"{name}: Locust does not target the in-cluster Services")
+            # Locust's variant list (its user classes) is exactly the deployed variants, with their Services.
+            want_list = [{"name": v, "mode": values["variants"][v]["mode"], "nodePort": values["variants"][v]["nodePort"],
+                          "url": f"http://{prefix}-{v}:{HTTP_PORT}"} for v in variants]
+            got_list = sorted(json.loads(env.get("LIVENESS_LAB_VARIANTS") or "[]"), key=lambda v: v["name"])
+            expect(got_list == want_list, f"{name}: LIVENESS_LAB_VARIANTS {got_list}, want {want_list}")
             expect(spec.get("automountServiceAccountToken") is (component == "locust"), f"{name}: only the master may hold an API token")
             continue
         expect(d["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items(), f"{name}: selector does not match its pods")
