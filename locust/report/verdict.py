@@ -9,15 +9,8 @@ PASS, FAIL, or INCONCLUSIVE: blocking or reactive was not in the run, pods were 
 (someone rolled the Deployments out or deleted pods), or the Kubernetes API stopped answering (the
 cluster went away).
 
-Kill timing (FACTS.md, kubelet probes): once the event loops are saturated, the kubelet decides the kill
-between (F-1)*P + T and F*P + T later (F failureThreshold, P periodSeconds, T timeoutSeconds of the
-liveness probe, from run.json's `settings`): where in its period the probe clock stands when saturation
-comes is unknown, hence the width P. Saturation is timed from the load start, not from the first failed
-probe: that failure is already T into the window and its kill comes exactly (F-1)*P after it, so timing
-from it would test nothing. The load start comes a little before saturation, so the window gets a slack:
-CLOCK_SLACK_S early (event times are whole seconds), and late CLOCK_SLACK_S plus the time the ramp takes
-to put one request on each event loop (users start evenly over the ramp, each with one request in flight
-at most). Runs recorded before run.json held settings get no timing check, and the report says so.
+The first kill is timed against run.json's probe settings (settings.kill_window: the window and its
+slack); a run recorded before run.json held them gets no timing check, and the report says so.
 """
 
 import csv
@@ -29,8 +22,8 @@ from pathlib import Path
 from liveness_lab.kube import is_liveness_failure, is_liveness_kill
 from liveness_lab.variants import VARIANTS, request_name
 
-# Event timestamps are whole seconds; a restart's own time comes from the container's finishedAt.
-CLOCK_SLACK_S = 2.0
+from .settings import CLOCK_SLACK_S, KillWindow, VariantSettings, kill_window, run_settings
+
 # CPU starvation hints: the machine this busy during the hold, or the reactive pods throttled this often.
 BUSY_WARN = 0.90
 THROTTLE_WARN = 0.25
@@ -100,97 +93,6 @@ def run_phases(run: dict) -> Phases:
     stop = hold + p["hold"]
     quiet = stop + p["cooldown"]
     return Phases(start=t0, hold=hold, stop=stop, quiet=quiet, end=quiet + p["quiet"])
-
-
-@dataclass(frozen=True)
-class ProbeSettings:
-    period_s: int
-    timeout_s: int
-    failure_threshold: int
-    path: str | None = None
-    port: str | int | None = None
-
-    @classmethod
-    def from_json(cls, probe: dict | None):
-        if not probe:
-            return None
-        return cls(probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"], probe.get("path"), probe.get("port"))
-
-    def describe(self) -> str:
-        where = f" {self.path or ''} on {self.port}" if self.port is not None else ""
-        return f"every {self.period_s} s, {self.timeout_s} s timeout, {self.failure_threshold} failures{where}"
-
-
-@dataclass(frozen=True)
-class VariantSettings:
-    """What run.json recorded of one variant's Deployment (report.settings)."""
-
-    liveness: ProbeSettings | None
-    readiness: ProbeSettings | None
-    startup: ProbeSettings | None
-    replicas: int | None
-    resources: dict
-    env: dict
-    event_loops: int | None
-
-    @classmethod
-    def from_json(cls, s: dict):
-        return cls(
-            liveness=ProbeSettings.from_json(s.get("liveness")),
-            readiness=ProbeSettings.from_json(s.get("readiness")),
-            startup=ProbeSettings.from_json(s.get("startup")),
-            replicas=s.get("replicas"),
-            resources=s.get("resources") or {},
-            env=s.get("env") or {},
-            event_loops=s.get("eventLoops"),
-        )
-
-
-def run_settings(run: dict) -> dict[str, VariantSettings] | None:
-    """Per variant, the settings run.json recorded; None for a run recorded before it did."""
-    recorded = run.get("settings")
-    if not isinstance(recorded, dict):
-        return None
-    return {v: VariantSettings.from_json(s) for v, s in recorded.items()}
-
-
-@dataclass(frozen=True)
-class KillWindow:
-    """When the first liveness kill may come, in seconds after the load start."""
-
-    earliest_s: float  # (F-1)*P + T
-    latest_s: float  # F*P + T
-    early_slack_s: float
-    late_slack_s: float
-    probe: ProbeSettings
-
-    @property
-    def low(self) -> float:
-        return self.earliest_s - self.early_slack_s
-
-    @property
-    def high(self) -> float:
-        return self.latest_s + self.late_slack_s
-
-    def contains(self, seconds: float) -> bool:
-        return self.low <= seconds <= self.high
-
-    def describe(self) -> str:
-        p = self.probe
-        return (
-            f"{self.low:.0f}-{self.high:.0f} s: (F-1)*P+T {self.earliest_s:.0f} s to F*P+T {self.latest_s:.0f} s "
-            f"(P {p.period_s} s, T {p.timeout_s} s, F {p.failure_threshold}), slack {self.early_slack_s:.0f} s early, "
-            f"{self.late_slack_s:.0f} s late"
-        )
-
-
-def kill_window(probe: ProbeSettings, event_loops: int | None, run: dict) -> KillWindow:
-    """The window of the first liveness kill after the load start (module docstring)."""
-    p, t, f = probe.period_s, probe.timeout_s, probe.failure_threshold
-    ramp, users = float(run["phases"]["ramp"]), int(run["users_per_variant"])
-    # The ramp starts users evenly; the loops are all held once there are as many users as loops.
-    to_saturation = ramp if not event_loops else ramp * min(1.0, event_loops / users)
-    return KillWindow((f - 1) * p + t, f * p + t, CLOCK_SLACK_S, CLOCK_SLACK_S + to_saturation, probe)
 
 
 @dataclass

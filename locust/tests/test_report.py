@@ -150,12 +150,12 @@ def test_the_chart_settings_are_read_from_its_deployments(chart_settings):
 
 def test_the_kill_window_is_computed_from_the_recorded_probe(chart_settings):
     run = {"phases": {"ramp": 10}, "users_per_variant": 20}
-    s = verdict.VariantSettings.from_json(chart_settings["blocking"])
-    w = verdict.kill_window(s.liveness, s.event_loops, run)
+    s = settings.VariantSettings.from_json(chart_settings["blocking"])
+    w = settings.kill_window(s.liveness, s.event_loops, run)
     # (F-1)*P+T and F*P+T of the probe; late slack: the clock's plus the 2 s the ramp takes to start 4 users.
     assert (w.earliest_s, w.latest_s) == (11, 16) and (w.low, w.high) == (9, 20)
-    slower = verdict.ProbeSettings(period_s=10, timeout_s=2, failure_threshold=4)
-    w = verdict.kill_window(slower, None, run)  # event loops unknown: the whole ramp as late slack
+    slower = settings.ProbeSettings(period_s=10, timeout_s=2, failure_threshold=4)
+    w = settings.kill_window(slower, None, run)  # event loops unknown: the whole ramp as late slack
     assert (w.earliest_s, w.latest_s) == (32, 42) and (w.low, w.high) == (30, 54)
 
 
