@@ -150,6 +150,15 @@ def settings_items(result: Verdict) -> Items:
     return Items(items)  # a run recorded before run.json held settings: the Checks section says so
 
 
+def event_log(a: VariantAnalysis) -> Section:
+    """The variant's probe, kill, back-off and start events (the first 80), one line each."""
+    shown = [e for e in a.probes.events if e["reason"] in EVENT_REASONS]
+    return Section(f"{a.variant} ({len(shown)})", [Pre([
+        f"{datetime.fromtimestamp(e['last'], timezone.utc):%H:%M:%S} +{e['last'] - a.phases.start:5.0f}s {e['pod']} {e['reason']} x{e['count']}: {e['message'][:160]}"
+        for e in shown[:80]
+    ])])
+
+
 def report_document(result: Verdict, run: dict, images: dict[str, Path] | None = None) -> Document:
     """The report's sections, for summary.md and report.html alike."""
     an = result.analyses
@@ -159,14 +168,6 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
     cpu_items += [Item(n) for n in cpu.notes] + [Item(w, "WARNING:", "fail") for w in cpu.warnings]
     if result.api_errors:
         cpu_items.append(Item(f"the Kubernetes API did not answer {result.api_errors} time(s) during the recording"))
-    events = [
-        Section(f"{v} ({len(shown)})", [Pre([
-            f"{datetime.fromtimestamp(e['last'], timezone.utc):%H:%M:%S} +{e['last'] - result.phases.start:5.0f}s {e['pod']} {e['reason']} x{e['count']}: {e['message'][:160]}"
-            for e in shown[:80]
-        ])])
-        for v, a in an.items()
-        for shown in [[e for e in a.probes.events if e["reason"] in EVENT_REASONS]]
-    ]
     return Document(
         "liveness-lab scripted run",
         result.verdict,
@@ -181,7 +182,7 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
             ]),
             Section("CPU starvation check", [Items(cpu_items)]),
             *(Section(name, [Image(name, path)], full_report_only=True) for name, path in (images or {}).items()),
-            Section("Events during the run", events, full_report_only=True),
+            Section("Events during the run", [event_log(a) for a in an.values()], full_report_only=True),
             Section("", ["Raw data beside this file: run.json, locust_stats_history.csv, locust_stats.csv, timeline.jsonl, verdict.json."], full_report_only=True),
         ],
     )
