@@ -198,3 +198,14 @@ def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settin
         assert text in summary and text in html
     assert "note:" not in summary
     assert json.loads((folder / "verdict.json").read_text())["killWindows"]["blocking"] == {"fromS": 9, "toS": 20, "earliestS": 11, "latestS": 16}
+
+
+@pytest.mark.parametrize("folder, outcome", [("run-pass", "PASS"), ("run-fail", "FAIL"), ("run-disturbed", "INCONCLUSIVE")])
+def test_every_recorded_run_keeps_its_verdict_with_settings_recorded(folder, outcome, chart_settings):
+    data = verdict.load_run(FIXTURES / folder)
+    without = verdict.judge(data)
+    data.run["settings"] = chart_settings
+    result = verdict.judge(data)
+    assert without.verdict == result.verdict == outcome
+    # The fail and disturbed runs have no kill to time (no restart; pods replaced first): a note, not a check.
+    assert [c for c in result.checks if "first liveness kill" not in c.text] == without.checks
