@@ -423,7 +423,7 @@ def check_kill_timing(a: VariantAnalysis, run: dict) -> tuple[list[Check], list[
     window = variant_kill_window(a, run)
     first = a.first_liveness_kill_s
     if run.get("settings") is None:
-        return [], ["run.json records no probe settings (recorded before it did): the kill timing is not checked"]
+        return [], ["run.json records no probe settings (recorded before it did, or the API did not answer): the kill timing is not checked"]
     if window is None:
         return [], [f"run.json records no liveness probe of {a.variant}: its kill timing is not checked"]
     if first is None:
