@@ -128,6 +128,21 @@ replace_restarted_pods() {
   kube -n "$LL_NAMESPACE" delete pod "${restarted[@]}" --wait=true --timeout=120s >/dev/null
 }
 
+# cluster_settings: the chosen variants' effective settings as the cluster runs them (probes, resources,
+# replicas, the latency and event-loop environment), read from their Deployments by report.settings;
+# "null" when the API does not answer (the verdict then does not time the kills, and says so).
+cluster_settings() {
+  local deployments json
+  if deployments=$(kube -n "$LL_NAMESPACE" get deployments -l "app.kubernetes.io/instance=$LL_RELEASE" -o json) &&
+    json=$(cd "$LL_ROOT/locust" && "$LL_VENV/bin/python" -m report.settings <<<"$deployments"); then
+    printf '%s\n' "$json"
+  else
+    warn "could not read the Deployments' settings: the report will not time the kills"
+    echo null
+  fi
+}
+
+# write_run_json LOCUST_STARTED SETTINGS: the run's parameters and the settings it ran with.
 write_run_json() {
   cat >"$OUT/run.json" <<JSON
 {
@@ -140,7 +155,8 @@ write_run_json() {
   "target": "host: kind NodePorts on 127.0.0.1",
   "namespace": "$LL_NAMESPACE",
   "cpus": $(docker info --format '{{.NCPU}}' 2>/dev/null || echo null),
-  "commit": "$(git -C "$LL_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  "commit": "$(git -C "$LL_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)",
+  "settings": $2
 }
 JSON
 }
@@ -154,7 +170,7 @@ stop_recorder() {
 }
 
 run_swarm() {
-  local total=$((RAMP + HOLD + COOLDOWN + QUIET))
+  local total=$((RAMP + HOLD + COOLDOWN + QUIET)) settings
   mkdir -p "$OUT"
   cd "$LL_ROOT/locust"
   # The recorder starts first, for a baseline, and may run at most the whole run plus a margin.
@@ -164,7 +180,9 @@ run_swarm() {
   trap stop_recorder EXIT
   sleep 5
   log "swarming ${VARIANT_LIST[*]}: $USERS users each at $RATE req/s, ${LATENCY} ms; ramp ${RAMP}s, hold ${HOLD}s, quiet ${QUIET}s (~$((total / 60 + 1)) min)"
-  write_run_json "$(ll_now_precise)"
+  # Read before the clock starts: locust_started must be the moment Locust starts.
+  settings=$(cluster_settings)
+  write_run_json "$(ll_now_precise)" "$settings"
   # Locust exits 1 when any request failed: expected here (the blocking pods); the verdict decides.
   env LIVENESS_LAB_TARGET=host LIVENESS_LAB_SHAPE=demo LIVENESS_LAB_PODS_TAB=off \
     LIVENESS_LAB_USERS=$((USERS * ${#VARIANT_LIST[@]})) LIVENESS_LAB_RAMP_S="$RAMP" LIVENESS_LAB_HOLD_S="$HOLD" \

@@ -2,23 +2,28 @@
 the figures per variant and the verdict on the claim.
 
 The claim (issue 5): under the same load every blocking pod is restarted, each restart preceded by
-liveness probe failures (not OOMKilled, not evicted); every reactive pod has no restart and no
-`Unhealthy` event, and the reactive requests have no failure. Offloaded and virtual are reported as they
-fall; no verdict is invented for them. The verdict is PASS, FAIL, or INCONCLUSIVE: blocking or reactive
-was not in the run, pods were replaced during it (someone rolled the Deployments out or deleted pods),
-or the Kubernetes API stopped answering (the cluster went away).
+liveness probe failures (not OOMKilled, not evicted), the first kill on time for the run's probe
+settings; every reactive pod has no restart and no `Unhealthy` event, and the reactive requests have no
+failure. Offloaded and virtual are reported as they fall; no verdict is invented for them. The verdict is
+PASS, FAIL, or INCONCLUSIVE: blocking or reactive was not in the run, pods were replaced during it
+(someone rolled the Deployments out or deleted pods), or the Kubernetes API stopped answering (the
+cluster went away).
+
+The first kill is timed against run.json's probe settings (settings.kill_window: the window and its
+slack); a run recorded before run.json held them gets no timing check, and the report says so.
 """
 
 import csv
 import json
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from liveness_lab.kube import is_liveness_failure, is_liveness_kill
 from liveness_lab.variants import VARIANTS, request_name
 
-# Event timestamps are whole seconds; a restart's own time comes from the container's finishedAt.
-CLOCK_SLACK_S = 2.0
+from .settings import CLOCK_SLACK_S, KillWindow, VariantSettings, kill_window, run_settings
+
 # CPU starvation hints: the machine this busy during the hold, or the reactive pods throttled this often.
 BUSY_WARN = 0.90
 THROTTLE_WARN = 0.25
@@ -26,20 +31,38 @@ THROTTLE_WARN = 0.25
 API_ERRORS_DISTURBED = 5
 # The reactive median may exceed the requested latency by this factor before we call it starved.
 LATENCY_WARN_FACTOR = 1.5
+# The variant the claim expects the kubelet to kill, and the one it expects left alone.
+EXPECTED_KILLED, EXPECTED_SPARED = "blocking", "reactive"
+EXIT_CODES = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 2}
 
 
-def load_run(folder: Path) -> dict:
+@dataclass
+class RunData:
+    """One report folder: run.json, Locust's stats history, totals and failures, the recorder's timeline."""
+
+    run: dict
+    history: list[dict]
+    totals: list[dict]
+    failures: list[dict]
+    timeline: list[dict]
+
+
+def load_run(folder: Path) -> RunData:
     """run.json, locust_stats_history.csv, locust_stats.csv, locust_failures.csv and timeline.jsonl of one
     report folder (the two summaries of Locust may be missing)."""
     folder = Path(folder)
-    run = json.loads((folder / "run.json").read_text())
-    history = list(csv.DictReader((folder / "locust_stats_history.csv").open(newline="")))
-    totals_path = folder / "locust_stats.csv"
-    totals = list(csv.DictReader(totals_path.open(newline=""))) if totals_path.exists() else []
-    failures_path = folder / "locust_failures.csv"
-    failures = list(csv.DictReader(failures_path.open(newline=""))) if failures_path.exists() else []
-    timeline = [json.loads(line) for line in (folder / "timeline.jsonl").read_text().splitlines() if line.strip()]
-    return {"run": run, "history": history, "totals": totals, "failures": failures, "timeline": timeline}
+
+    def rows(name):
+        path = folder / name
+        return list(csv.DictReader(path.open(newline=""))) if path.exists() else []
+
+    return RunData(
+        run=json.loads((folder / "run.json").read_text()),
+        history=list(csv.DictReader((folder / "locust_stats_history.csv").open(newline=""))),
+        totals=rows("locust_stats.csv"),
+        failures=rows("locust_failures.csv"),
+        timeline=[json.loads(line) for line in (folder / "timeline.jsonl").read_text().splitlines() if line.strip()],
+    )
 
 
 def num(value):
@@ -51,49 +74,75 @@ def num(value):
     return None if math.isnan(x) else x
 
 
-def phases(run: dict) -> dict:
-    """Absolute times: load start, hold start, load stop (cool-down begins), quiet start, end."""
+@dataclass(frozen=True)
+class Phases:
+    """Absolute times (epoch s) of the run's timetable: load start, hold start, load stop (cool-down
+    begins), quiet start, end of the recording."""
+
+    start: float
+    hold: float
+    stop: float
+    quiet: float
+    end: float
+
+
+def run_phases(run: dict) -> Phases:
+    """The timetable of run.json's `phases` (durations) from `locust_started`."""
     p, t0 = run["phases"], float(run["locust_started"])
-    hold_start = t0 + p["ramp"]
-    stop = hold_start + p["hold"]
+    hold = t0 + p["ramp"]
+    stop = hold + p["hold"]
     quiet = stop + p["cooldown"]
-    return {"start": t0, "hold": hold_start, "stop": stop, "quiet": quiet, "end": quiet + p["quiet"]}
+    return Phases(start=t0, hold=hold, stop=stop, quiet=quiet, end=quiet + p["quiet"])
 
 
-def series(history: list[dict], variant: str, window_s: float = 5.0) -> list[dict]:
-    """The variant's stats history rows: t, rps, fps, p50, p95, p99, requests, failures.
+@dataclass
+class Sample:
+    """One row of a variant's stats history: requests/s and failures/s over the last window, latency."""
+
+    t: float
+    requests: int
+    failures: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    rps: float = 0.0
+    fps: float = 0.0
+
+
+def series(history: list[dict], variant: str, window_s: float = 5.0) -> list[Sample]:
+    """The variant's stats history rows.
 
     Requests/s and failures/s come from the cumulative counts over the last WINDOW_S seconds, not from
     Locust's own "current" columns: those are relative to the last request, so they freeze at their last
     value when the load stops. Percentiles (Locust's last 10 s) are dropped where no request ended then.
     """
-    rows = []
-    for row in history:
-        if row.get("Name") != request_name(variant):
-            continue
-        rows.append(
-            {
-                "t": num(row["Timestamp"]),
-                "p50": num(row.get("50%")),
-                "p95": num(row.get("95%")),
-                "p99": num(row.get("99%")),
-                "requests": int(num(row["Total Request Count"]) or 0),
-                "failures": int(num(row["Total Failure Count"]) or 0),
-            }
-        )
-    rows.sort(key=lambda r: r["t"])
+    rows = sorted(
+        (
+            Sample(
+                t=num(row["Timestamp"]),
+                requests=int(num(row["Total Request Count"]) or 0),
+                failures=int(num(row["Total Failure Count"]) or 0),
+                p50=num(row.get("50%")),
+                p95=num(row.get("95%")),
+                p99=num(row.get("99%")),
+            )
+            for row in history
+            if row.get("Name") == request_name(variant)
+        ),
+        key=lambda r: r.t,
+    )
     j = 0
     last_change = None
     for i, r in enumerate(rows):
-        while j < i and r["t"] - rows[j + 1]["t"] >= window_s:
+        while j < i and r.t - rows[j + 1].t >= window_s:
             j += 1
-        span = r["t"] - rows[j]["t"]
-        r["rps"] = (r["requests"] - rows[j]["requests"]) / span if span > 0 else 0.0
-        r["fps"] = (r["failures"] - rows[j]["failures"]) / span if span > 0 else 0.0
-        if i == 0 or r["requests"] != rows[i - 1]["requests"]:
-            last_change = r["t"]
-        if last_change is None or r["t"] - last_change > 10:
-            r["p50"] = r["p95"] = r["p99"] = None
+        span = r.t - rows[j].t
+        r.rps = (r.requests - rows[j].requests) / span if span > 0 else 0.0
+        r.fps = (r.failures - rows[j].failures) / span if span > 0 else 0.0
+        if i == 0 or r.requests != rows[i - 1].requests:
+            last_change = r.t
+        if last_change is None or r.t - last_change > 10:
+            r.p50 = r.p95 = r.p99 = None
     return rows
 
 
@@ -102,19 +151,44 @@ def chosen_variants(run: dict) -> list[str]:
     return [v for v in VARIANTS if v in names]
 
 
-def analyze_variant(variant: str, data: dict, ph: dict) -> dict:
-    """Everything the report says about one variant."""
-    timeline = data["timeline"]
-    snapshots = [(r["t"], [p for p in r["pods"] if p["variant"] == variant]) for r in timeline if r["kind"] == "pods"]
-    events = [r for r in timeline if r["kind"] == "event" and r["variant"] == variant]
-    in_run = lambda ts: ts is not None and ts >= ph["start"] - CLOCK_SLACK_S  # noqa: E731
+@dataclass
+class Restart:
+    pod: str
+    t: float
+    reason: str | None
+    exit_code: int | None
+    attribution: str | None = None  # why it counts as a liveness restart; None: it does not
 
-    # Restarts: a pod's restart count going up between two snapshots. Its time is the container's
-    # finishedAt when the API gave one, else the snapshot's.
-    baseline, last_count, restarts, evicted = {}, {}, [], set()
-    ready_series = []
+    @property
+    def after_liveness_failure(self) -> bool:
+        return self.attribution is not None
+
+
+@dataclass(frozen=True)
+class PodTime:
+    pod: str
+    t: float
+
+
+@dataclass
+class PodHistory:
+    """What the pod snapshots say of one variant: its pods, their restarts, Ready counts over time."""
+
+    pods: list[str]
+    added_during_run: list[str]
+    restarts: list[Restart]
+    restarts_by_pod: dict[str, int]
+    evicted: list[str]
+    ready: list[tuple[float, int, int]]  # (t, Ready pods, pods)
+
+
+def pod_history(timeline: list[dict], variant: str) -> PodHistory:
+    """Restarts: a pod's restart count going up between two snapshots. Its time is the container's
+    finishedAt when the API gave one, else the snapshot's."""
+    snapshots = [(r["t"], [p for p in r["pods"] if p["variant"] == variant]) for r in timeline if r["kind"] == "pods"]
+    baseline, last_count, restarts, evicted, ready = {}, {}, [], set(), []
     for t, pods in snapshots:
-        ready_series.append((t, sum(p["ready"] for p in pods), len(pods)))
+        ready.append((t, sum(p["ready"] for p in pods), len(pods)))
         for p in pods:
             name = p["name"]
             if p.get("reason") == "Evicted":
@@ -124,119 +198,272 @@ def analyze_variant(variant: str, data: dict, ph: dict) -> dict:
                 continue
             if p["restarts"] > last_count[name]:
                 at = p["lastTerminatedAt"] if p["lastTerminatedAt"] and p["lastTerminatedAt"] <= t else t
-                for _ in range(p["restarts"] - last_count[name]):
-                    restarts.append(
-                        {"pod": name, "t": at, "reason": p["lastTerminatedReason"], "exitCode": p["lastTerminatedExitCode"]}
-                    )
+                restarts += [Restart(name, at, p["lastTerminatedReason"], p["lastTerminatedExitCode"]) for _ in range(p["restarts"] - last_count[name])]
                 last_count[name] = p["restarts"]
-    pods_seen = sorted(last_count)
+    pods = sorted(last_count)
     # Pods that were not there when recording began: a rollout or a deletion during the run (a liveness
     # restart keeps its pod). Such a run says nothing about the claim.
     first_names = {p["name"] for p in snapshots[0][1]} if snapshots else set()
-    replaced = sorted(set(pods_seen) - first_names)
+    return PodHistory(
+        pods=pods,
+        added_during_run=sorted(set(pods) - first_names),
+        restarts=restarts,
+        restarts_by_pod={name: last_count[name] - baseline[name] for name in pods},
+        evicted=sorted(evicted),
+        ready=ready,
+    )
 
-    # Liveness failures: each observed (pod, time) of an Unhealthy "Liveness probe failed" event.
-    failures = sorted({(e["pod"], e["last"]) for e in events if is_liveness_failure(e) and in_run(e["last"])}, key=lambda x: x[1])
-    unhealthy = [e for e in events if e["reason"] == "Unhealthy" and in_run(e["last"])]
-    killing = [e for e in events if e["reason"] == "Killing" and in_run(e["last"])]
 
-    # Each restart must follow a liveness failure of the same pod, after that pod's previous restart: an
-    # Unhealthy "Liveness probe failed" event, or a Killing "failed liveness probe" event. The kubelet's
-    # event spam filter (client-go: a burst of 25 events per object and event type, then one per 5
-    # minutes) drops events of a pod that keeps failing, so a later restart may have neither; it still
-    # counts when the container ended in place on SIGTERM (exit 143: only the kubelet does that to a
-    # container whose pod lives on) and the same pod's liveness failures were seen earlier in the run.
-    kills = sorted({(e["pod"], e["last"]) for e in killing if is_liveness_kill(e)}, key=lambda x: x[1])
-    evidence = failures + kills
+@dataclass
+class ProbeEvents:
+    """One variant's events during the run, and the liveness failures and kills among them."""
+
+    events: list[dict]  # t, pod, reason, message, count, last; by last
+    liveness_failures: list[PodTime]  # Unhealthy "Liveness probe failed"
+    liveness_kills: list[PodTime]  # Killing "failed liveness probe"
+    unhealthy: int  # Unhealthy events of any probe
+    killing: int
+
+
+def probe_events(timeline: list[dict], variant: str, phases: Phases) -> ProbeEvents:
+    events = [r for r in timeline if r["kind"] == "event" and r["variant"] == variant and r["last"] is not None and r["last"] >= phases.start - CLOCK_SLACK_S]
+
+    def times(match):
+        return [PodTime(p, t) for p, t in sorted({(e["pod"], e["last"]) for e in events if match(e)}, key=lambda x: x[1])]
+
+    return ProbeEvents(
+        events=sorted(({k: e[k] for k in ("t", "pod", "reason", "message", "count", "last")} for e in events), key=lambda e: e["last"] or 0),
+        liveness_failures=times(is_liveness_failure),
+        liveness_kills=times(lambda e: e["reason"] == "Killing" and is_liveness_kill(e)),
+        unhealthy=sum(e["reason"] == "Unhealthy" for e in events),
+        killing=sum(e["reason"] == "Killing" for e in events),
+    )
+
+
+def attribute_restarts(restarts: list[Restart], probes: ProbeEvents, phases: Phases) -> None:
+    """Each restart must follow a liveness failure of the same pod, after that pod's previous restart: an
+    Unhealthy "Liveness probe failed" event, or a Killing "failed liveness probe" event. The kubelet's
+    event spam filter (client-go: a burst of 25 events per object and event type, then one per 5 minutes)
+    drops events of a pod that keeps failing, so a later restart may have neither; it still counts when
+    the container ended in place on SIGTERM (exit 143: only the kubelet does that to a container whose pod
+    lives on) and the same pod's liveness failures were seen earlier in the run."""
+    evidence = probes.liveness_failures + probes.liveness_kills
     previous, seen_failure = {}, set()
-    for r in sorted(restarts, key=lambda r: r["t"]):
-        since = previous.get(r["pod"], ph["start"] - CLOCK_SLACK_S)
-        window = [ts for pod, ts in evidence if pod == r["pod"] and since - CLOCK_SLACK_S < ts <= r["t"] + CLOCK_SLACK_S]
+    for r in sorted(restarts, key=lambda r: r.t):
+        since = previous.get(r.pod, phases.start - CLOCK_SLACK_S)
+        window = [e.t for e in evidence if e.pod == r.pod and since - CLOCK_SLACK_S < e.t <= r.t + CLOCK_SLACK_S]
         if window:
-            r["attribution"] = "liveness failure events before it"
-        elif r["exitCode"] == 143 and r["pod"] in seen_failure:
-            r["attribution"] = "SIGTERM by the kubelet (exit 143) after earlier liveness failures; its events were rate-limited"
-        else:
-            r["attribution"] = None
-        r["afterLivenessFailure"] = r["attribution"] is not None
-        if window or any(pod == r["pod"] and ts <= r["t"] + CLOCK_SLACK_S for pod, ts in evidence):
-            seen_failure.add(r["pod"])
-        previous[r["pod"]] = r["t"]
+            r.attribution = "liveness failure events before it"
+        elif r.exit_code == 143 and r.pod in seen_failure:
+            r.attribution = "SIGTERM by the kubelet (exit 143) after earlier liveness failures; its events were rate-limited"
+        if window or any(e.pod == r.pod and e.t <= r.t + CLOCK_SLACK_S for e in evidence):
+            seen_failure.add(r.pod)
+        previous[r.pod] = r.t
 
-    # Recovery: from load stop until every pod is Ready and stays so to the end of the recording.
-    recovery = None
-    after = [(t, ready, total) for t, ready, total in ready_series if t >= ph["stop"]]
-    for i, (t, ready, total) in enumerate(after):
+
+def recovery_after(ready: list[tuple[float, int, int]], stop: float) -> float | None:
+    """Seconds from load stop until every pod is Ready and stays so to the end of the recording."""
+    after = [(t, r, n) for t, r, n in ready if t >= stop]
+    for i, (t, _, total) in enumerate(after):
         if total and all(r == n and n for _, r, n in after[i:]):
-            recovery = max(0.0, t - ph["stop"])
-            break
+            return round(max(0.0, t - stop), 1)
+    return None
 
-    rows = series(data["history"], variant)
-    totals = next((r for r in data["totals"] if r.get("Name") == request_name(variant)), {})
-    requests = int(num(totals.get("Request Count")) or max((r["requests"] for r in rows), default=0))
-    fails = int(num(totals.get("Failure Count")) or max((r["failures"] for r in rows), default=0))
-    hold_p50 = [r["p50"] for r in rows if r["p50"] is not None and ph["hold"] + 10 <= r["t"] <= ph["stop"]]
-    first = lambda xs: round(min(xs) - ph["start"], 1) if xs else None  # noqa: E731
-    return {
-        "variant": variant,
-        "pods": pods_seen,
-        "podsAddedDuringRun": replaced,
-        "restarts": restarts,
-        "restartsByPod": {name: last_count[name] - baseline[name] for name in pods_seen},
-        "evicted": sorted(evicted),
-        "livenessFailures": [{"pod": p, "t": t} for p, t in failures],
-        "unhealthy": len(unhealthy),
-        "killing": len(killing),
-        "livenessKills": [{"pod": p, "t": t} for p, t in kills],
-        "events": sorted(
-            ({k: e[k] for k in ("t", "pod", "reason", "message", "count", "last")} for e in events if in_run(e["last"])),
-            key=lambda e: e["last"] or 0,
-        ),
-        "firstLivenessFailureS": first([t for _, t in failures]),
-        "firstRestartS": first([r["t"] for r in restarts]),
-        "recoveryS": None if recovery is None else round(recovery, 1),
-        "requests": requests,
-        "failures": fails,
-        "failureRatio": fails / requests if requests else 0.0,
-        "p50": num(totals.get("50%")),
-        "p95": num(totals.get("95%")),
-        "p99": num(totals.get("99%")),
-        "errors": sorted(
-            ((e.get("Error", ""), int(num(e.get("Occurrences")) or 0)) for e in data.get("failures", []) if e.get("Name") == request_name(variant)),
+
+@dataclass
+class RequestFigures:
+    """Locust's figures of one variant: totals, percentiles, errors, the median latency during the hold."""
+
+    requests: int
+    failures: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    errors: list[tuple[str, int]]  # (error, occurrences), most frequent first
+    hold_median_p50: float | None
+
+    @property
+    def failure_ratio(self) -> float:
+        return self.failures / self.requests if self.requests else 0.0
+
+
+def request_figures(data: RunData, variant: str, rows: list[Sample], phases: Phases) -> RequestFigures:
+    totals = next((r for r in data.totals if r.get("Name") == request_name(variant)), {})
+    hold_p50 = sorted(r.p50 for r in rows if r.p50 is not None and phases.hold + 10 <= r.t <= phases.stop)
+    return RequestFigures(
+        requests=int(num(totals.get("Request Count")) or max((r.requests for r in rows), default=0)),
+        failures=int(num(totals.get("Failure Count")) or max((r.failures for r in rows), default=0)),
+        p50=num(totals.get("50%")),
+        p95=num(totals.get("95%")),
+        p99=num(totals.get("99%")),
+        errors=sorted(
+            ((e.get("Error", ""), int(num(e.get("Occurrences")) or 0)) for e in data.failures if e.get("Name") == request_name(variant)),
             key=lambda x: -x[1],
         ),
-        "holdMedianP50": sorted(hold_p50)[len(hold_p50) // 2] if hold_p50 else None,
-        "series": rows,
-        "ready": ready_series,
-    }
+        hold_median_p50=hold_p50[len(hold_p50) // 2] if hold_p50 else None,
+    )
 
 
-def check_blocking(a: dict) -> list[tuple[bool, str]]:
-    checks = [(bool(a["pods"]), f"blocking pods observed: {len(a['pods'])}")]
-    for pod, n in a["restartsByPod"].items():
-        checks.append((n >= 1, f"{pod} restarted {n} time(s) (needs >= 1)"))
-    for r in a["restarts"]:
-        how = r["attribution"] or "no liveness failure seen before it"
-        checks.append((r["afterLivenessFailure"], f"{r['pod']} restart at +{r['t'] - a['_start']:.0f}s preceded by a liveness failure: {how}"))
-        checks.append((r["reason"] != "OOMKilled", f"{r['pod']} restart reason {r['reason']} (exit {r['exitCode']}), not OOMKilled"))
-    checks.append((not a["evicted"], f"no blocking pod evicted ({', '.join(a['evicted']) or 'none'})"))
+@dataclass
+class VariantAnalysis:
+    """Everything the report says about one variant."""
+
+    variant: str
+    phases: Phases
+    pods: PodHistory
+    probes: ProbeEvents
+    figures: RequestFigures
+    series: list[Sample]
+    settings: VariantSettings | None
+    recovery_s: float | None
+
+    def since_start(self, times) -> float | None:
+        return round(min(times) - self.phases.start, 1) if times else None
+
+    @property
+    def first_liveness_failure_s(self):
+        return self.since_start([x.t for x in self.probes.liveness_failures])
+
+    @property
+    def first_liveness_kill_s(self):
+        return self.since_start([x.t for x in self.probes.liveness_kills])
+
+    @property
+    def first_restart_s(self):
+        return self.since_start([r.t for r in self.pods.restarts])
+
+    def to_json(self) -> dict:
+        """verdict.json's figures of this variant."""
+        f = self.figures
+        return {
+            "variant": self.variant,
+            "pods": self.pods.pods,
+            "podsAddedDuringRun": self.pods.added_during_run,
+            "restarts": [
+                {"pod": r.pod, "t": r.t, "reason": r.reason, "exitCode": r.exit_code, "attribution": r.attribution, "afterLivenessFailure": r.after_liveness_failure}
+                for r in self.pods.restarts
+            ],
+            "restartsByPod": self.pods.restarts_by_pod,
+            "evicted": self.pods.evicted,
+            "livenessFailures": [{"pod": x.pod, "t": x.t} for x in self.probes.liveness_failures],
+            "unhealthy": self.probes.unhealthy,
+            "killing": self.probes.killing,
+            "livenessKills": [{"pod": x.pod, "t": x.t} for x in self.probes.liveness_kills],
+            "firstLivenessFailureS": self.first_liveness_failure_s,
+            "firstLivenessKillS": self.first_liveness_kill_s,
+            "firstRestartS": self.first_restart_s,
+            "recoveryS": self.recovery_s,
+            "requests": f.requests,
+            "failures": f.failures,
+            "failureRatio": f.failure_ratio,
+            "p50": f.p50,
+            "p95": f.p95,
+            "p99": f.p99,
+            "errors": f.errors,
+            "holdMedianP50": f.hold_median_p50,
+        }
+
+
+def analyze_variant(variant: str, data: RunData, phases: Phases, settings: VariantSettings | None = None) -> VariantAnalysis:
+    pods = pod_history(data.timeline, variant)
+    probes = probe_events(data.timeline, variant, phases)
+    attribute_restarts(pods.restarts, probes, phases)
+    rows = series(data.history, variant)
+    return VariantAnalysis(
+        variant=variant,
+        phases=phases,
+        pods=pods,
+        probes=probes,
+        figures=request_figures(data, variant, rows, phases),
+        series=rows,
+        settings=settings,
+        recovery_s=recovery_after(pods.ready, phases.stop),
+    )
+
+
+@dataclass(frozen=True)
+class Check:
+    who: str
+    ok: bool
+    text: str
+
+
+def check_blocking(a: VariantAnalysis) -> list[Check]:
+    who = a.variant
+    checks = [Check(who, bool(a.pods.pods), f"blocking pods observed: {len(a.pods.pods)}")]
+    for pod, n in a.pods.restarts_by_pod.items():
+        checks.append(Check(who, n >= 1, f"{pod} restarted {n} time(s) (needs >= 1)"))
+    for r in a.pods.restarts:
+        how = r.attribution or "no liveness failure seen before it"
+        checks.append(Check(who, r.after_liveness_failure, f"{r.pod} restart at +{r.t - a.phases.start:.0f}s preceded by a liveness failure: {how}"))
+        checks.append(Check(who, r.reason != "OOMKilled", f"{r.pod} restart reason {r.reason} (exit {r.exit_code}), not OOMKilled"))
+    checks.append(Check(who, not a.pods.evicted, f"no blocking pod evicted ({', '.join(a.pods.evicted) or 'none'})"))
     return checks
 
 
-def check_reactive(a: dict) -> list[tuple[bool, str]]:
-    checks = [(bool(a["pods"]), f"reactive pods observed: {len(a['pods'])}")]
-    for pod, n in a["restartsByPod"].items():
-        checks.append((n == 0, f"{pod} restarted {n} time(s) (needs 0)"))
-    checks.append((a["unhealthy"] == 0, f"reactive Unhealthy events during the run: {a['unhealthy']} (needs 0)"))
-    checks.append((a["requests"] > 0, f"reactive requests served: {a['requests']}"))
-    checks.append((a["failures"] == 0, f"reactive request failures: {a['failures']} (needs 0)"))
+def check_reactive(a: VariantAnalysis) -> list[Check]:
+    who = a.variant
+    checks = [Check(who, bool(a.pods.pods), f"reactive pods observed: {len(a.pods.pods)}")]
+    for pod, n in a.pods.restarts_by_pod.items():
+        checks.append(Check(who, n == 0, f"{pod} restarted {n} time(s) (needs 0)"))
+    checks.append(Check(who, a.probes.unhealthy == 0, f"reactive Unhealthy events during the run: {a.probes.unhealthy} (needs 0)"))
+    checks.append(Check(who, a.figures.requests > 0, f"reactive requests served: {a.figures.requests}"))
+    checks.append(Check(who, a.figures.failures == 0, f"reactive request failures: {a.figures.failures} (needs 0)"))
     return checks
 
 
-def cpu_check(data: dict, ph: dict, analyses: dict, latency_ms: float) -> dict:
+def variant_kill_window(a: VariantAnalysis, run: dict) -> KillWindow | None:
+    s = a.settings
+    return kill_window(s.liveness, s.event_loops, run) if s and s.liveness else None
+
+
+def check_kill_timing(a: VariantAnalysis, run: dict) -> tuple[list[Check], list[str]]:
+    """The first liveness kill of a variant the claim expects killed, against its window; or a note saying
+    why it was not timed."""
+    window = variant_kill_window(a, run)
+    first = a.first_liveness_kill_s
+    if run.get("settings") is None:
+        return [], ["run.json records no probe settings (recorded before it did, or the API did not answer): the kill timing is not checked"]
+    if window is None:
+        return [], [f"run.json records no liveness probe of {a.variant}: its kill timing is not checked"]
+    if first is None:
+        # No kill at all is the restart checks' business; here there is nothing to time.
+        return [], [f"{a.variant}: no liveness kill event to time (window {window.describe()})"]
+    pod = min(a.probes.liveness_kills, key=lambda k: k.t).pod
+    inside = window.contains(first)
+    text = f"{pod} first liveness kill at +{first:.1f}s after load start, {'within' if inside else 'OUTSIDE'} {window.describe()}"
+    return [Check(a.variant, inside, text)], []
+
+
+@dataclass
+class CpuCheck:
     """Signs that CPU starvation, not a blocked event loop, could explain what happened."""
-    timeline = data["timeline"]
-    busy = [r["busy"] for r in timeline if r["kind"] == "cpu" and ph["hold"] <= r["t"] <= ph["stop"]]
+
+    notes: list[str]
+    warnings: list[str]
+    throttled: dict[str, float]
+
+    @property
+    def starved(self) -> bool:
+        return bool(self.warnings)
+
+
+def throttled_share(throttles: list[dict]) -> dict[str, float]:
+    """Per pod, the share of CFS periods throttled, summed over consecutive samples; a restarted
+    container starts its counters again from 0."""
+    hits, periods = {}, {}
+    for before, after in zip(throttles, throttles[1:]):
+        for pod, m in after["pods"].items():
+            prev = before["pods"].get(pod, {})
+            for key, acc in (("container_cpu_cfs_throttled_periods_total", hits), ("container_cpu_cfs_periods_total", periods)):
+                cur, old = m.get(key, 0.0), prev.get(key, 0.0)
+                acc[pod] = acc.get(pod, 0.0) + (cur - old if cur >= old else cur)
+    return {pod: hits.get(pod, 0.0) / n for pod, n in periods.items() if n > 0}
+
+
+def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis], latency_ms: float) -> CpuCheck:
+    timeline = data.timeline
+    busy = [r["busy"] for r in timeline if r["kind"] == "cpu" and phases.hold <= r["t"] <= phases.stop]
     throttles = [r for r in timeline if r["kind"] == "throttle"]
     throttle_error = next((r["message"] for r in timeline if r["kind"] == "error" and r.get("what") == "throttle"), None)
     notes, warnings = [], []
@@ -249,74 +476,103 @@ def cpu_check(data: dict, ph: dict, analyses: dict, latency_ms: float) -> dict:
         notes.append("machine CPU: no samples")
     throttled = {}
     if len(throttles) >= 2:
-        # Summed over consecutive samples; a restarted container starts its counters again from 0.
-        hits, periods = {}, {}
-        for before, after in zip(throttles, throttles[1:]):
-            for pod, m in after["pods"].items():
-                prev = before["pods"].get(pod, {})
-                for key, acc in (("container_cpu_cfs_throttled_periods_total", hits), ("container_cpu_cfs_periods_total", periods)):
-                    cur, old = m.get(key, 0.0), prev.get(key, 0.0)
-                    acc[pod] = acc.get(pod, 0.0) + (cur - old if cur >= old else cur)
-        throttled = {pod: hits.get(pod, 0.0) / n for pod, n in periods.items() if n > 0}
+        throttled = throttled_share(throttles)
         notes.append("CFS throttling per pod over the run: " + (", ".join(f"{p} {r:.0%}" for p, r in sorted(throttled.items())) or "no data"))
     elif throttle_error:
         notes.append(f"CFS throttling: not readable ({throttle_error})")
-    reactive = analyses.get("reactive")
+    reactive = analyses.get(EXPECTED_SPARED)
     if reactive:
-        for pod in reactive["pods"]:
+        for pod in reactive.pods.pods:
             if throttled.get(pod, 0) >= THROTTLE_WARN:
                 warnings.append(f"reactive pod {pod} was CPU-throttled in {throttled[pod]:.0%} of its periods")
-        if reactive["unhealthy"]:
-            warnings.append(f"reactive pods failed {reactive['unhealthy']} probe(s): with a free event loop that means CPU starvation or a sick node")
-        p50 = reactive["holdMedianP50"]
+        if reactive.probes.unhealthy:
+            warnings.append(f"reactive pods failed {reactive.probes.unhealthy} probe(s): with a free event loop that means CPU starvation or a sick node")
+        p50 = reactive.figures.hold_median_p50
         if p50 is not None:
             notes.append(f"reactive median latency during the hold: {p50:.0f} ms for {latency_ms:.0f} ms requested")
             if p50 > LATENCY_WARN_FACTOR * latency_ms:
                 warnings.append(f"reactive median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the pod was short of CPU")
-    return {"notes": notes, "warnings": warnings, "starved": bool(warnings), "throttled": throttled}
+    return CpuCheck(notes, warnings, throttled)
 
 
-def judge(data: dict) -> dict:
-    """Analyses per chosen variant, the checks, the CPU check and the verdict."""
-    run = data["run"]
-    ph = phases(run)
-    analyses = {}
-    for v in chosen_variants(run):
-        analyses[v] = analyze_variant(v, data, ph)
-        analyses[v]["_start"] = ph["start"]
-    checks = []
-    if "blocking" in analyses:
-        checks += [("blocking", ok, text) for ok, text in check_blocking(analyses["blocking"])]
-    if "reactive" in analyses:
-        checks += [("reactive", ok, text) for ok, text in check_reactive(analyses["reactive"])]
-    cpu = cpu_check(data, ph, analyses, float(run.get("latency_ms", 1000)))
-    disturbances = [
-        f"{v}: pods created during the run ({', '.join(a['podsAddedDuringRun'])}): a rollout or a deletion, not the load"
+@dataclass
+class Verdict:
+    verdict: str
+    checks: list[Check]
+    notes: list[str]  # what was not checked, and why
+    disturbances: list[str]
+    analyses: dict[str, VariantAnalysis]
+    phases: Phases
+    cpu: CpuCheck
+    api_errors: int
+    kill_windows: dict[str, KillWindow] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if not c.ok]
+
+    def to_json(self) -> dict:
+        """verdict.json: the verdict, its checks and the figures (without the time series)."""
+        return {
+            "verdict": self.verdict,
+            "checks": [{"who": c.who, "ok": c.ok, "text": c.text} for c in self.checks],
+            "notes": self.notes,
+            "disturbances": self.disturbances,
+            "cpu": {"notes": self.cpu.notes, "warnings": self.cpu.warnings, "starved": self.cpu.starved, "throttled": self.cpu.throttled},
+            "phases": vars(self.phases),
+            "killWindows": {v: {"fromS": w.low, "toS": w.high, "earliestS": w.earliest_s, "latestS": w.latest_s} for v, w in self.kill_windows.items()},
+            "variants": {v: a.to_json() for v, a in self.analyses.items()},
+        }
+
+
+def disturbances(analyses: dict[str, VariantAnalysis], api_errors: int) -> list[str]:
+    """Why the run says nothing about the claim, if it does not."""
+    found = [
+        f"{v}: pods created during the run ({', '.join(a.pods.added_during_run)}): a rollout or a deletion, not the load"
         for v, a in analyses.items()
-        if a["podsAddedDuringRun"]
+        if a.pods.added_during_run
     ]
-    api_errors = sum(1 for r in data["timeline"] if r["kind"] == "error" and r.get("what") == "api")
     if api_errors >= API_ERRORS_DISTURBED:
-        disturbances.append(
-            f"the Kubernetes API did not answer {api_errors} times during the recording: the cluster went away or was overloaded"
-        )
-    if disturbances:
+        found.append(f"the Kubernetes API did not answer {api_errors} times during the recording: the cluster went away or was overloaded")
+    return found
+
+
+def judge(data: RunData) -> Verdict:
+    """Analyses per chosen variant, the checks, the CPU check and the verdict."""
+    run = data.run
+    phases = run_phases(run)
+    settings = run_settings(run) or {}
+    analyses = {v: analyze_variant(v, data, phases, settings.get(v)) for v in chosen_variants(run)}
+    checks, notes = [], []
+    if EXPECTED_KILLED in analyses:
+        checks += check_blocking(analyses[EXPECTED_KILLED])
+        timing, why_not = check_kill_timing(analyses[EXPECTED_KILLED], run)
+        checks += timing
+        notes += why_not
+    if EXPECTED_SPARED in analyses:
+        checks += check_reactive(analyses[EXPECTED_SPARED])
+    windows = {v: w for v, a in analyses.items() if (w := variant_kill_window(a, run))}
+    api_errors = sum(1 for r in data.timeline if r["kind"] == "error" and r.get("what") == "api")
+    disturbed = disturbances(analyses, api_errors)
+    if disturbed:
         verdict = "INCONCLUSIVE"
-    elif any(not ok for _, ok, _ in checks):
+    elif any(not c.ok for c in checks):
         verdict = "FAIL"
-    elif "blocking" in analyses and "reactive" in analyses:
+    elif EXPECTED_KILLED in analyses and EXPECTED_SPARED in analyses:
         verdict = "PASS"
     else:
         verdict = "INCONCLUSIVE"
-    return {
-        "verdict": verdict,
-        "checks": checks,
-        "disturbances": disturbances,
-        "analyses": analyses,
-        "phases": ph,
-        "cpu": cpu,
-        "apiErrors": api_errors,
-    }
-
-
-EXIT_CODES = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 2}
+    return Verdict(
+        verdict=verdict,
+        checks=checks,
+        notes=notes,
+        disturbances=disturbed,
+        analyses=analyses,
+        phases=phases,
+        cpu=cpu_check(data, phases, analyses, float(run.get("latency_ms", 1000))),
+        api_errors=api_errors,
+        kill_windows=windows,
+    )
