@@ -179,7 +179,7 @@ locustfile makes one user class of each) and the defaults of a swarm. Arguments:
     fieldRef:
       fieldPath: metadata.namespace
 - name: LIVENESS_LAB_LATENCY_MS
-  value: {{ int .Values.locust.latencyMs | quote }}
+  value: {{ int .Values.latencyMs | quote }}
 - name: LIVENESS_LAB_RATE_PER_USER
   value: {{ .Values.locust.ratePerUser | toString | quote }}
 - name: LIVENESS_LAB_REQUEST_TIMEOUT_S
