@@ -20,7 +20,8 @@ Where each variant answers: ``liveness_lab/variants.py`` (``LIVENESS_LAB_TARGET=
 variants have a class; on the host every variant of chart/values.yaml has one: pick those deployed.
 
 Options (command line, web UI "Custom parameters", or environment):
-    --latency-ms        LIVENESS_LAB_LATENCY_MS=1000   how long the service waits per request
+    --latency-ms        LIVENESS_LAB_LATENCY_MS        how long the service waits per request, in ms
+                                                       (default liveness_lab.DEFAULT_LATENCY_MS)
     --rate-per-user     LIVENESS_LAB_RATE_PER_USER=1   requests per second each user aims for
 Environment only:
     LIVENESS_LAB_REQUEST_TIMEOUT_S=10   a request waiting longer counts as failed (a blocked pod queues them)
@@ -32,7 +33,7 @@ import os
 
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab import pods_tab, variants
+from liveness_lab import DEFAULT_LATENCY_MS, pods_tab, variants
 
 if os.environ.get("LIVENESS_LAB_SHAPE") == "demo":
     # Only imported on request: a shape class in the module would replace the web UI's users/rate form.
@@ -46,7 +47,7 @@ REQUEST_TIMEOUT_S = float(os.environ.get("LIVENESS_LAB_REQUEST_TIMEOUT_S", "10")
 @events.init_command_line_parser.add_listener
 def _options(parser):
     parser.add_argument(
-        "--latency-ms", type=int, default=1000, env_var="LIVENESS_LAB_LATENCY_MS",
+        "--latency-ms", type=int, default=DEFAULT_LATENCY_MS, env_var="LIVENESS_LAB_LATENCY_MS",
         help="latency each /api/work request asks the service for, in ms",
     )
     parser.add_argument(
@@ -76,7 +77,7 @@ class VariantUser(FastHttpUser):
 
     @task
     def work(self):
-        self.client.get(f"/api/work?latencyMs={self._option('latency_ms', 1000)}", name=variants.request_name(self.variant))
+        self.client.get(f"/api/work?latencyMs={self._option('latency_ms', DEFAULT_LATENCY_MS)}", name=variants.request_name(self.variant))
 
     def _option(self, name, default):
         return getattr(self.environment.parsed_options, name, default)

@@ -12,7 +12,8 @@
 #   --quiet SECONDS      time without load afterwards, to watch recovery (default 90)
 #   --users N            users per variant (default 20)
 #   --rate R             requests per second each user aims for (default 1)
-#   --latency MS         latency each request asks for (default 1000)
+#   --latency-ms MS      latency each request asks for (default: LIVENESS_LAB_LATENCY_MS, else Locust's,
+#                        DEFAULT_LATENCY_MS in locust/liveness_lab/__init__.py)
 #   --variants LIST      comma-separated names from the variant table, chart/values.yaml `variants:`
 #                        (default: the ones enabled there); a variant off in the chart must be enabled first
 #   --out DIR            report folder (default reports/<UTC timestamp>)
@@ -40,15 +41,16 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/venv.sh
 . "$LL_LIB/venv.sh"
 
-HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY=1000 VARIANTS=- OUT='' KEEP_PODS=0
+# LATENCY_MS: empty until resolve_latency_ms, which takes Locust's default rather than restating it.
+HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY_MS=${LIVENESS_LAB_LATENCY_MS:-} VARIANTS=- OUT='' KEEP_PODS=0
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
-      --hold | --ramp | --quiet | --users | --rate | --latency | --variants | --out)
+      --hold | --ramp | --quiet | --users | --rate | --latency-ms | --variants | --out)
         [ $# -ge 2 ] || die "$1 needs a value" "see $0 --help"
         case $1 in
           --hold) HOLD=$2 ;; --ramp) RAMP=$2 ;; --quiet) QUIET=$2 ;; --users) USERS=$2 ;;
-          --rate) RATE=$2 ;; --latency) LATENCY=$2 ;; --variants) VARIANTS=$2 ;; --out) OUT=$2 ;;
+          --rate) RATE=$2 ;; --latency-ms) LATENCY_MS=$2 ;; --variants) VARIANTS=$2 ;; --out) OUT=$2 ;;
         esac
         shift ;;
       --keep-pods) KEEP_PODS=1 ;;
@@ -58,7 +60,7 @@ parse_args() {
     shift
   done
   local n
-  for n in "$HOLD" "$RAMP" "$QUIET" "$USERS" "$LATENCY"; do
+  for n in "$HOLD" "$RAMP" "$QUIET" "$USERS" ${LATENCY_MS:+"$LATENCY_MS"}; do
     [[ $n =~ ^[0-9]+$ ]] || die "'$n' is not a whole number" "see $0 --help"
   done
   [[ $RATE =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--rate '$RATE' is not a number" "e.g. --rate 1.5"
@@ -69,6 +71,13 @@ parse_args() {
 
 # variants_cli ARGS...: the variant table's command line (locust/liveness_lab/variants.py), from the venv.
 variants_cli() { (cd "$LL_ROOT/locust" && "$LL_VENV/bin/python" -m liveness_lab.variants "$@"); }
+
+# resolve_latency_ms: LATENCY_MS, when neither --latency-ms nor LIVENESS_LAB_LATENCY_MS gave it, is
+# Locust's default (liveness_lab.DEFAULT_LATENCY_MS), so run.json records what the requests asked for.
+resolve_latency_ms() {
+  [ -n "$LATENCY_MS" ] ||
+    LATENCY_MS=$(cd "$LL_ROOT/locust" && "$LL_VENV/bin/python" -c 'import liveness_lab; print(liveness_lab.DEFAULT_LATENCY_MS)')
+}
 
 # resolve_variants: VARIANT_LIST from --variants (default: those the chart enables) and the locustfile's
 # user class of each, USER_CLASSES, both from the variant table; an unknown name stops here.
@@ -149,7 +158,7 @@ write_run_json() {
   "variants": "$VARIANTS",
   "users_per_variant": $USERS,
   "rate_per_user": $RATE,
-  "latency_ms": $LATENCY,
+  "latency_ms": $LATENCY_MS,
   "phases": {"ramp": $RAMP, "hold": $HOLD, "cooldown": $COOLDOWN, "quiet": $QUIET},
   "locust_started": $1,
   "target": "host: kind NodePorts on 127.0.0.1",
@@ -179,7 +188,7 @@ run_swarm() {
   RECORDER_PID=$!
   trap stop_recorder EXIT
   sleep 5
-  log "swarming ${VARIANT_LIST[*]}: $USERS users each at $RATE req/s, ${LATENCY} ms; ramp ${RAMP}s, hold ${HOLD}s, quiet ${QUIET}s (~$((total / 60 + 1)) min)"
+  log "swarming ${VARIANT_LIST[*]}: $USERS users each at $RATE req/s, ${LATENCY_MS} ms; ramp ${RAMP}s, hold ${HOLD}s, quiet ${QUIET}s (~$((total / 60 + 1)) min)"
   # Read before the clock starts: locust_started must be the moment Locust starts.
   settings=$(cluster_settings)
   write_run_json "$(ll_now_precise)" "$settings"
@@ -187,7 +196,7 @@ run_swarm() {
   env LIVENESS_LAB_TARGET=host LIVENESS_LAB_SHAPE=demo LIVENESS_LAB_PODS_TAB=off \
     LIVENESS_LAB_USERS=$((USERS * ${#VARIANT_LIST[@]})) LIVENESS_LAB_RAMP_S="$RAMP" LIVENESS_LAB_HOLD_S="$HOLD" \
     LIVENESS_LAB_COOLDOWN_S="$COOLDOWN" LIVENESS_LAB_QUIET_S="$QUIET" \
-    "$LL_VENV/bin/locust" -f locustfile.py --headless --latency-ms "$LATENCY" --rate-per-user "$RATE" \
+    "$LL_VENV/bin/locust" -f locustfile.py --headless --latency-ms "$LATENCY_MS" --rate-per-user "$RATE" \
     --csv "$OUT/locust" --csv-full-history --html "$OUT/locust.html" --loglevel WARNING --only-summary \
     "${USER_CLASSES[@]}" >"$OUT/locust.log" 2>&1 || true
   sleep 3
@@ -197,6 +206,7 @@ run_swarm() {
 main() {
   parse_args "$@"
   ensure_locust_venv runtime
+  resolve_latency_ms
   resolve_variants
   export LIVENESS_LAB_KUBE_CONTEXT=$LL_KUBE_CONTEXT LIVENESS_LAB_NAMESPACE=$LL_NAMESPACE
   ensure_cluster

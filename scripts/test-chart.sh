@@ -63,7 +63,9 @@ probes.liveness.period=5                                  | at '/probes/liveness
 image.tag=latest                                          | image.tag is "latest": pin a version
 shutdown.terminationGracePeriodSeconds=10                 | shutdown.terminationGracePeriodSeconds (10) must exceed shutdown.preStopSleepSeconds (10)
 variants.Slow_One.enabled=true,variants.Slow_One.mode=reactive,variants.Slow_One.replicas=1,variants.Slow_One.nodePort=30090 | variants.Slow_One: a variant name must be a lowercase DNS label
-latency.maxMs=0                                           | at '/latency/maxMs': minimum: got 0, want 1
+latencyMaxMs=0                                            | at '/latencyMaxMs': minimum: got 0, want 1
+latencyMs=60001                                           | latencyMs (60001) must not exceed latencyMaxMs (60000)
+latencyMaxMs=500                                          | latencyMs (1000) must not exceed latencyMaxMs (500)
 replicas=-1                                               | at '/replicas': minimum: got -1, want 0
 variants.extra.enabled=true,variants.extra.mode=reactive  | at '/variants/extra': missing property 'nodePort'
 variants.reactive.probes.managementPort=8080              | variants.reactive.probes.managementPort (8080) must differ from the HTTP port 8080

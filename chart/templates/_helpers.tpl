@@ -75,10 +75,11 @@ The service's HTTP port: fixed by the image (Spring Boot's server.port), so not 
 {{- end }}
 
 {{/*
-DEMO_DOWNSTREAM_URL: the downstream Service, asking for `downstream.latencyMs`.
+DEMO_DOWNSTREAM_URL: the downstream Service's /api/work. No latencyMs here: the service adds each
+request's own latency to the URL (Waiter#downstreamUri), so a configured one would never be used.
 */}}
 {{- define "liveness-lab.downstreamUrl" -}}
-{{- printf "http://%s:%s/api/work?latencyMs=%d" (include "liveness-lab.componentName" (dict "root" . "component" "downstream")) (include "liveness-lab.httpPort" .) (int .Values.downstream.latencyMs) }}
+{{- printf "http://%s:%s/api/work" (include "liveness-lab.componentName" (dict "root" . "component" "downstream")) (include "liveness-lab.httpPort" .) }}
 {{- end }}
 
 {{/*
@@ -178,7 +179,7 @@ locustfile makes one user class of each) and the defaults of a swarm. Arguments:
     fieldRef:
       fieldPath: metadata.namespace
 - name: LIVENESS_LAB_LATENCY_MS
-  value: {{ int .Values.locust.latencyMs | quote }}
+  value: {{ int .Values.latencyMs | quote }}
 - name: LIVENESS_LAB_RATE_PER_USER
   value: {{ .Values.locust.ratePerUser | toString | quote }}
 - name: LIVENESS_LAB_REQUEST_TIMEOUT_S

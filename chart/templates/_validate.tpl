@@ -5,7 +5,9 @@ Checks JSON Schema cannot express, with messages naming the field; included once
 - the probes (liveness-lab.validateProbes), of the shared block and of each enabled variant after its
   overrides;
 - one nodePort per enabled variant (and Locust): uniqueness across map values is beyond JSON Schema;
-- a grace period longer than the preStop sleep, else SIGKILL comes before SIGTERM.
+- a grace period longer than the preStop sleep, else SIGKILL comes before SIGTERM;
+- latencyMs within latencyMaxMs: the service refuses to start otherwise, and Locust's requests would all
+  be 400s. The cap lives in one value; a schema `maximum` would be a second copy of it.
 */}}
 {{- define "liveness-lab.validate" -}}
 {{- if eq .Values.image.tag "latest" }}
@@ -24,6 +26,9 @@ Checks JSON Schema cannot express, with messages naming the field; included once
 {{- end }}
 {{- if .Values.locust.enabled }}
 {{- include "liveness-lab.claimNodePort" (dict "ports" $ports "field" "locust.nodePort" "port" .Values.locust.nodePort "why" "the Locust web UI needs its own nodePort") }}
+{{- end }}
+{{- if gt (int .Values.latencyMs) (int .Values.latencyMaxMs) }}
+{{- fail (printf "latencyMs (%d) must not exceed latencyMaxMs (%d): the service refuses to start with a default over its cap" (int .Values.latencyMs) (int .Values.latencyMaxMs)) }}
 {{- end }}
 {{- if le (int .Values.shutdown.terminationGracePeriodSeconds) (int .Values.shutdown.preStopSleepSeconds) }}
 {{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must exceed shutdown.preStopSleepSeconds (%d), or the pod is killed before it sees SIGTERM" (int .Values.shutdown.terminationGracePeriodSeconds) (int .Values.shutdown.preStopSleepSeconds)) }}

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from .document import Document, Image, Item, Items, Pre, Section, Table, render_html, render_markdown  # noqa: E402
-from .verdict import Phases, VariantAnalysis, Verdict, judge, load_run  # noqa: E402
+from .verdict import Phases, VariantAnalysis, Verdict, judge, load_run, requested_latency_ms  # noqa: E402
 
 PHASE_COLOURS = {"load": "#fde7c8", "quiet": "#e8eef7"}
 
@@ -126,7 +126,7 @@ def run_line(result: Verdict, run: dict) -> str:
     p = run["phases"]
     return (
         f"Variants {', '.join(result.analyses)}; {run['users_per_variant']} users each at {run['rate_per_user']} req/s, "
-        f"{run['latency_ms']} ms per request; ramp {p['ramp']} s, hold {p['hold']} s, quiet {p['quiet']} s; "
+        f"{requested_latency_ms(run):.0f} ms per request; ramp {p['ramp']} s, hold {p['hold']} s, quiet {p['quiet']} s; "
         f"started {datetime.fromtimestamp(result.phases.start, timezone.utc):%Y-%m-%d %H:%M:%S} UTC "
         f"({run.get('target', '')}, {run.get('cpus', '?')} CPUs, commit {run.get('commit', '?')})."
     )
@@ -196,7 +196,7 @@ def build(folder) -> Verdict:
     images = {}
     for v, a in result.analyses.items():
         path = folder / f"{v}.png"
-        plot_variant(a, result.phases, path, float(run.get("latency_ms", 1000)))
+        plot_variant(a, result.phases, path, requested_latency_ms(run))
         images[v] = path
     if plot_cpu(data.timeline, result.phases, folder / "cpu.png"):
         images["machine CPU"] = folder / "cpu.png"

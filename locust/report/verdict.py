@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from liveness_lab import DEFAULT_LATENCY_MS
 from liveness_lab.kube import is_liveness_failure, is_liveness_kill
 from liveness_lab.variants import VARIANTS, request_name
 
@@ -45,6 +46,11 @@ class RunData:
     totals: list[dict]
     failures: list[dict]
     timeline: list[dict]
+
+
+def requested_latency_ms(run: dict) -> float:
+    """The latency the run's requests asked for, from run.json; an old run without it had the default."""
+    return float(run.get("latency_ms", DEFAULT_LATENCY_MS))
 
 
 def load_run(folder: Path) -> RunData:
@@ -572,7 +578,7 @@ def judge(data: RunData) -> Verdict:
         disturbances=disturbed,
         analyses=analyses,
         phases=phases,
-        cpu=cpu_check(data, phases, analyses, float(run.get("latency_ms", 1000))),
+        cpu=cpu_check(data, phases, analyses, requested_latency_ms(run)),
         api_errors=api_errors,
         kill_windows=windows,
     )

@@ -206,8 +206,8 @@ def render(args):
         if component != "downstream":
             expect(("DEMO_DOWNSTREAM_URL" in env) == (scenario == "downstream"), f"{name}: DEMO_DOWNSTREAM_URL is {env.get('DEMO_DOWNSTREAM_URL')}")
         if scenario == "downstream" and component != "downstream":
-            want_url = f"http://{prefix}-downstream:{HTTP_PORT}/api/work?latencyMs="
-            expect(env["DEMO_DOWNSTREAM_URL"].startswith(want_url), f"{name}: downstream URL {env['DEMO_DOWNSTREAM_URL']}")
+            want_url = f"http://{prefix}-downstream:{HTTP_PORT}/api/work"
+            expect(env["DEMO_DOWNSTREAM_URL"] == want_url, f"{name}: downstream URL {env['DEMO_DOWNSTREAM_URL']}, want {want_url}")
     expect(len(node_ports) == len(set(node_ports)), f"nodePorts not unique: {node_ports}")
     # Each variant's Service on the nodePort its values give (kind-config.yaml maps those: kind-ports).
     want_ports = sorted(values["variants"][v]["nodePort"] for v in variants)

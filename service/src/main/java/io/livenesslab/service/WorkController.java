@@ -55,7 +55,7 @@ class WorkController {
 	@Operation(summary = "Wait the simulated latency in this pod's mode",
 			description = "Give at most one of latencyMs, minMs+maxMs, or mix; none means the configured default.")
 	Mono<WorkResult> work(
-			@Parameter(description = "Fixed latency in ms, 0 to the cap (default 60000)") @RequestParam(required = false) String latencyMs,
+			@Parameter(description = "Fixed latency in ms, 0 to the cap (demo.latency-max-ms); without it, demo.latency-ms") @RequestParam(required = false) String latencyMs,
 			@Parameter(description = "Lower bound of a uniform latency in ms (with maxMs)") @RequestParam(required = false) String minMs,
 			@Parameter(description = "Upper bound of a uniform latency in ms (with minMs)") @RequestParam(required = false) String maxMs,
 			@Parameter(description = "Weighted mix of latencies, ms:percent pairs adding up to 100, e.g. 1000:80,4000:20") @RequestParam(required = false) String mix) {
