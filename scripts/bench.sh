@@ -5,6 +5,8 @@
 # -XX:ActiveProcessorCount=1, 4 event loops), puts the load generator (vegeta, open loop, constant
 # rate) on the other CPU, and offers each scenario to each mode in turn: latency L, concurrency C,
 # rate C/L. Writes reports/bench-<timestamp>/ (results.json, table.md, chart.png, logs).
+# Linux only (taskset, flock, nproc pin the JVMs and the load generator to CPUs): on macOS run it in a
+# Linux VM; the demo itself (scripts/cluster-up.sh, scripts/demo.sh) runs on macOS.
 #
 # Usage: scripts/bench.sh [--duration SECONDS] [--modes LIST] [--scenarios LIST] [--quick]
 #   --duration SECONDS  how long each mode is offered each scenario (default 20)
@@ -20,8 +22,6 @@ set -o errexit -o nounset -o pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib/venv.sh"
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
-
 duration=20
 modes=blocking,reactive,offloaded,virtual
 scenarios=1000:100,1000:1000,1000:5000,1000:10000,100:1000
@@ -31,10 +31,12 @@ while [ $# -gt 0 ]; do
     --modes) [ -n "${2:-}" ] || die "--modes needs a list" "e.g. --modes blocking,reactive"; modes=$2; shift 2 ;;
     --scenarios) [[ ${2:-} =~ ^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$ ]] || die "--scenarios needs LATENCY_MS:CONCURRENCY pairs" "e.g. --scenarios 1000:100,100:1000"; scenarios=$2; shift 2 ;;
     --quick) duration=3; scenarios=1000:100,100:100; shift ;;
-    -h | --help) usage; exit 0 ;;
-    *) usage >&2; die "unknown argument '$1'" "see --help" ;;
+    -h | --help) ll_usage; exit 0 ;;
+    *) ll_usage >&2; die "unknown argument '$1'" "see --help" ;;
   esac
 done
+[ "$(uname -s)" = Linux ] || die "scripts/bench.sh runs on Linux only (it pins processes to CPUs with taskset)" \
+  "run it in a Linux VM or on a Linux machine; scripts/cluster-up.sh and scripts/demo.sh run here"
 IFS=, read -r -a mode_list <<<"$modes"
 for mode in "${mode_list[@]}"; do
   case $mode in blocking | reactive | offloaded | virtual) ;; *) die "unknown mode '$mode'" "choose from blocking,reactive,offloaded,virtual" ;; esac
