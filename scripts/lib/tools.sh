@@ -153,10 +153,13 @@ tool_source() {
     echo "path $found"
     return 0
   fi
-  for cached in "$LL_CACHE/$name-$version/bin/$name" "$LL_CACHE/kubernetes-$version/bin/$name"; do
-    [ "$name" = kubectl ] || [ "$cached" = "$LL_CACHE/$name-$version/bin/$name" ] || continue
-    [ -x "$cached" ] && { echo "cache $cached"; return 0; }
-  done
+  # kubectl is also in the Kubernetes build of the no-registry path.
+  cached=$LL_CACHE/$name-$version/bin/$name
+  [ -x "$cached" ] || [ "$name" != kubectl ] || cached=$LL_CACHE/kubernetes-$version/bin/kubectl
+  if [ -x "$cached" ]; then
+    echo "cache $cached"
+    return 0
+  fi
   case ${LL_TOOL_DOWNLOADS:-auto} in
     no) echo "build" ;;
     *) echo "download $(mirrored "$(tool_url "$name")")" ;;
