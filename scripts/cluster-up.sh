@@ -90,9 +90,9 @@ jdk_base() { if [ "$MODE" = registry ]; then echo "$JDK_BASE_IMAGE"; else echo "
 python_base() { if [ "$MODE" = registry ]; then echo "$LOCUST_BASE_IMAGE"; else echo "$LOCAL_PYTHON_BASE_IMAGE"; fi; }
 how() { if [ "$MODE" = registry ]; then echo "pulled"; else echo "built here: $1"; fi; }
 
-# kubectl_deferred: on the no-registry path kubectl is built with the node image's Kubernetes, so it
-# is resolved after the images rather than built twice.
-# Decided once, by decide_kubectl: after the node image is built, the cache has kubectl.
+# decide_kubectl, kubectl_deferred: on the no-registry path kubectl is built with the node image's
+# Kubernetes, so it is resolved after the images rather than built twice. Decided once, before the
+# images: once the node image is built, the cache has kubectl and tool_source would say so.
 KUBECTL_DEFERRED=0
 decide_kubectl() {
   local how
