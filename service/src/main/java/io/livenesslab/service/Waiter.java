@@ -6,13 +6,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 import io.netty.channel.ChannelOption;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 import reactor.netty.resources.ConnectionProvider;
 
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
@@ -48,21 +45,12 @@ final class Waiter {
 	static Waiter create(DemoProperties properties) {
 		Mode mode = properties.mode();
 		URI downstream = properties.downstreamUrl();
-		Scheduler scheduler = switch (mode) {
-			// No subscribeOn: the blocking call runs on the event-loop thread that subscribed.
-			case BLOCKING, REACTIVE -> null;
-			case OFFLOADED -> Schedulers.boundedElastic();
-			case VIRTUAL -> Schedulers.fromExecutorService(virtualThreads(), "virtual");
-		};
+		Scheduler scheduler = mode.scheduler();
 		HttpClient blockingClient = (downstream != null && mode.blockingCall())
 				? HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build() : null;
 		WebClient reactiveClient = (downstream != null && !mode.blockingCall())
 				? WebClient.builder().clientConnector(new ReactorClientHttpConnector(pooled(properties))).build() : null;
 		return new Waiter(mode, downstream, scheduler, blockingClient, reactiveClient);
-	}
-
-	private static ExecutorService virtualThreads() {
-		return Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("virtual-", 0).factory());
 	}
 
 	/** Reactor Netty's default pool holds 500 connections: far too few for thousands in flight. */
@@ -91,7 +79,7 @@ final class Waiter {
 			blockingWait(latency);
 			return Thread.currentThread().getName();
 		});
-		return (this.scheduler != null) ? call.subscribeOn(this.scheduler) : call;
+		return call.subscribeOn(this.scheduler);
 	}
 
 	private void blockingWait(Duration latency) throws IOException, InterruptedException {
