@@ -11,30 +11,20 @@
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PASSED=0
-FAILED=0
+# shellcheck source=lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=lib/checks.sh
+. "$ROOT/scripts/lib/checks.sh"
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
+# Each check's output goes to a log, shown when it fails.
+CHECK_LOGS=$OUT/logs
 
 case ${1:-} in
   "") ;;
-  -h | --help) sed -n '2,/^set -o/{/^set -o/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-  *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
+  -h | --help) ll_usage; exit 0 ;;
+  *) die "unknown argument: $1" "see $0 --help" ;;
 esac
-
-# check NAME COMMAND...: runs COMMAND quietly, one line with the verdict; the output on failure.
-check() {
-  local name=$1
-  shift
-  if "$@" >"$OUT/last" 2>&1; then
-    PASSED=$((PASSED + 1))
-    echo "ok    $name"
-  else
-    FAILED=$((FAILED + 1))
-    echo "FAIL  $name"
-    sed 's/^/      /' "$OUT/last" | tail -n 20
-  fi
-}
 
 # plan REGISTRY [ARGS...]: the dry-run plan with the registry answer forced.
 plan() {
@@ -313,27 +303,27 @@ shellcheck_clean() {
     scripts/test-cluster.sh scripts/lib/*.sh scripts/libexec/*.sh)
 }
 
-check "dry-run plan where a registry answers" plan_with_registry
-check "dry-run plan where no registry answers" plan_without_registry
-check "--airgap builds locally even where a registry answers" airgap_flag_wins
-check "automatic registry check decides" auto_decides
-check "dry-run starts no container" dry_run_changes_nothing
-check "LIVENESS_LAB_REGISTRY=maybe is refused" bad_registry_setting_fails
-check "cluster-up.sh: unknown argument" unknown_argument_fails cluster-up.sh
-check "cluster-down.sh: unknown argument" unknown_argument_fails cluster-down.sh
-check "test-e2e.sh: unknown argument" unknown_argument_fails test-e2e.sh
-check "cluster-up.sh --help" help_works cluster-up.sh
-check "cluster-down.sh --help" help_works cluster-down.sh
-check "test-e2e.sh --help" help_works test-e2e.sh
-check "kind-config.yaml maps the chart's NodePorts on 127.0.0.1" kind_config_ports
-check "derived kind config, air-gapped" derived_config_airgap
-check "derived kind config, registry" derived_config_registry
-check "tools cached by version are reused by a new clone" cached_tool_reused
-check "which kind, helm and kubectl on PATH are used" compatibility_rule
-check "a missing tool is downloaded and its SHA-256 checked" download_verified
-check "laptop dry-run: registry path, no tool built with Go" laptop_plan
-check "off root Debian a failed registry check stops" no_silent_switch
-check "shellcheck" shellcheck_clean
+check "dry-run plan where a registry answers" plan_with_registry || true
+check "dry-run plan where no registry answers" plan_without_registry || true
+check "--airgap builds locally even where a registry answers" airgap_flag_wins || true
+check "automatic registry check decides" auto_decides || true
+check "dry-run starts no container" dry_run_changes_nothing || true
+check "LIVENESS_LAB_REGISTRY=maybe is refused" bad_registry_setting_fails || true
+check "cluster-up.sh: unknown argument" unknown_argument_fails cluster-up.sh || true
+check "cluster-down.sh: unknown argument" unknown_argument_fails cluster-down.sh || true
+check "test-e2e.sh: unknown argument" unknown_argument_fails test-e2e.sh || true
+check "cluster-up.sh --help" help_works cluster-up.sh || true
+check "cluster-down.sh --help" help_works cluster-down.sh || true
+check "test-e2e.sh --help" help_works test-e2e.sh || true
+check "kind-config.yaml maps the chart's NodePorts on 127.0.0.1" kind_config_ports || true
+check "derived kind config, air-gapped" derived_config_airgap || true
+check "derived kind config, registry" derived_config_registry || true
+check "tools cached by version are reused by a new clone" cached_tool_reused || true
+check "which kind, helm and kubectl on PATH are used" compatibility_rule || true
+check "a missing tool is downloaded and its SHA-256 checked" download_verified || true
+check "laptop dry-run: registry path, no tool built with Go" laptop_plan || true
+check "off root Debian a failed registry check stops" no_silent_switch || true
+check "shellcheck" shellcheck_clean || true
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
