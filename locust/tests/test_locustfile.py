@@ -2,7 +2,6 @@
 
 import csv
 import json
-import re
 import subprocess
 import sys
 
@@ -60,15 +59,6 @@ def test_in_the_cluster_the_user_classes_and_hosts_follow_the_charts_variant_lis
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["http://rel-slow-one:8080", "http://rel-blocking:8080"]
-
-
-def test_every_mode_of_the_service_has_a_variant_and_every_variant_runs_a_mode_of_the_service():
-    # A variant whose mode Mode.java does not have fails at start-up; a mode without a variant is never shown.
-    mode_java = next((LOCUST_DIR.parent / "service/src/main/java").rglob("Mode.java"))
-    body = mode_java.read_text().split("enum Mode {", 1)[1].split(";", 1)[0]
-    modes = {m.lower() for m in re.findall(r"^\s*([A-Z][A-Z0-9_]*)\s*[,;]?\s*$", body + ";", re.M)}
-    assert modes, f"no constants found in {mode_java}"
-    assert {v.mode for v in variants.TABLE} == modes
 
 
 def test_demo_shape_ramps_holds_cools_down_and_stays_quiet_before_it_ends(monkeypatch):

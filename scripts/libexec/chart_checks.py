@@ -5,6 +5,7 @@ Usage: python3 scripts/libexec/chart_checks.py CHECK ARGS...   (CHECK --help for
   kind-ports    every nodePort in values.yaml is mapped to the host by kind-config.yaml
   render        what `helm template` made of one chart/ci/*-values.yaml is what those values ask for
   readme-table  chart/README.md's parameter table lists every value with its default; every key commented
+  modes         the service's modes (Mode.java) are the schema's mode enum and the variant table's modes
 Each prints what it found, then its problems (or one line saying all is well), and exits 1 on a problem.
 Needs PyYAML; test-chart.sh installs it.
 """
@@ -217,19 +218,22 @@ def render(args):
 
 def readme_table(args):
     """chart/README.md's `| Parameter | Default | Description |` table lists every leaf of values.yaml (an
-    empty map counts as a leaf) with its default, and each optional key of a variant in values.schema.json
-    as `variants.<name>.KEY`; every key in values.yaml is commented."""
+    empty map counts as a leaf) with its default, except the variant table, which it lists once as
+    `variants` and each key a variant may have in values.schema.json as `variants.<name>.KEY` (so a new
+    variant needs no new row); every key in values.yaml is commented."""
     chart = args.chart
     with open(f"{chart}/values.yaml") as f:
         text = f.read()
     values = yaml.safe_load(text)
     with open(f"{chart}/values.schema.json") as f:
         variant = json.load(f)["$defs"]["variant"]
-    optional = {f"variants.<name>.{k}" for k in variant["properties"] if k not in variant["required"]}
+    per_variant_keys = {f"variants.<name>.{k}" for k in variant["properties"]}
 
     def leaves(node, prefix=""):
         for key, value in node.items():
             path = f"{prefix}{key}"
+            if path == "variants":
+                continue  # the variant table: its own rows below
             if isinstance(value, dict) and value:
                 yield from leaves(value, path + ".")
             else:
@@ -242,15 +246,16 @@ def readme_table(args):
     per_variant = set()
     for line in readme:
         m = re.match(r"^\| `([^`]+)` \| `(.*)` \| (.*) \|$", line)
-        if m:
+        if m and not m.group(1).startswith("variants"):
             table[m.group(1)] = (m.group(2), m.group(3).strip())
-        m = re.match(r"^\| `(variants\.<name>\.[^`]+)` \| [^|]+ \| (.+) \|$", line)
+        m = re.match(r"^\| `(variants(\.<name>\.[^`]+)?)` \| [^|]+ \| (.+) \|$", line)
         if m:
             per_variant.add(m.group(1))
     problems = [f"missing from README.md: {k}" for k in want if k not in table]
     problems += [f"in README.md but not in values.yaml: {k}" for k in table if k not in want]
-    problems += [f"optional in values.schema.json, missing from README.md: {k}" for k in sorted(optional - per_variant)]
-    problems += [f"in README.md but not an optional key of a variant in values.schema.json: {k}" for k in sorted(per_variant - optional)]
+    per_variant_keys.add("variants")
+    problems += [f"a key of a variant in values.schema.json, missing from README.md: {k}" for k in sorted(per_variant_keys - per_variant)]
+    problems += [f"in README.md but not a key of a variant in values.schema.json: {k}" for k in sorted(per_variant - per_variant_keys)]
     for key, value in want.items():
         if key in table:
             default, description = table[key]
@@ -264,7 +269,25 @@ def readme_table(args):
             problems.append(f"values.yaml line {number}: key without a comment above it: {line.strip()}")
         if line.strip():
             previous = line
-    return problems, f"README.md lists all {len(want)} values with their defaults and {len(optional)} optional keys of a variant; every key is commented"
+    return problems, f"README.md lists all {len(want)} values with their defaults, the variant table and the {len(per_variant_keys) - 1} keys of a variant; every key is commented"
+
+
+def modes(args):
+    """The service's modes (Mode.java's constants, lowercased) are the modes values.schema.json's `mode`
+    enum allows (so Helm names the field when one is misspelt) and the modes the variant table runs (a
+    variant of an unknown mode fails at start-up; a mode without a variant is never shown)."""
+    with open(f"{args.chart}/values.schema.json") as f:
+        enum = json.load(f)["$defs"]["variant"]["properties"]["mode"]["enum"]
+    with open(f"{args.chart}/values.yaml") as f:
+        table = {v["mode"] for v in yaml.safe_load(f)["variants"].values()}
+    with open(args.mode_java) as f:
+        constants = [m.group(1).lower() for m in re.finditer(r"^\t([A-Z][A-Z0-9_]*)\b[(,;]", f.read(), re.M)]
+    problems = [] if constants else [f"no constants found in {args.mode_java}"]
+    if enum != constants:
+        problems.append(f"values.schema.json's mode enum {enum} is not Mode.java's constants {constants}")
+    if table != set(constants):
+        problems.append(f"the variant table runs the modes {sorted(table)}, Mode.java has {sorted(constants)}")
+    return problems, f"Mode.java's {len(constants)} modes are the schema's enum and the variant table's modes"
 
 
 def main(argv):
@@ -278,6 +301,7 @@ def main(argv):
         ("kind-ports", kind_ports, ["values", "kind_config"], []),
         ("render", render, ["values", "rendered"], ["chart", "release", "namespace", "image", "locust-image", "scenario"]),
         ("readme-table", readme_table, ["chart"], []),
+        ("modes", modes, ["chart", "mode_java"], []),
     ]:
         p = checks.add_parser(name, help=run.__doc__.splitlines()[0])
         for positional in positionals:
