@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: every mode of the service against Little's law, side by side in one run.
 #
-# Starts the four modes, each in its own JVM on 127.0.0.1 with the same heap and one CPU (taskset +
+# Starts every mode of the variant table, each in its own JVM on 127.0.0.1 with the same heap and one CPU (taskset +
 # -XX:ActiveProcessorCount=1, 4 event loops), puts the load generator (vegeta, open loop, constant
 # rate) on the other CPU, and offers each scenario to each mode in turn: latency L, concurrency C,
 # rate C/L. Writes reports/bench-<timestamp>/ (results.json, table.md, chart.png, logs).
@@ -10,7 +10,7 @@
 #
 # Usage: scripts/bench.sh [--duration SECONDS] [--modes LIST] [--scenarios LIST] [--quick]
 #   --duration SECONDS  how long each mode is offered each scenario (default 20)
-#   --modes LIST        comma-separated modes (default blocking,reactive,offloaded,virtual)
+#   --modes LIST        comma-separated modes (default: every mode of the variant table, chart/values.yaml)
 #   --scenarios LIST    comma-separated LATENCY_MS:CONCURRENCY (default 1000:100,1000:1000,1000:5000,1000:10000,100:1000)
 #   --quick             3 s per run and scenarios 1000:100,100:100 (a smoke run, not a measurement)
 # Environment: JAVA_HOME (a JDK >= 21), LIVENESS_LAB_CACHE (vegeta is built there, keyed by version).
@@ -23,7 +23,7 @@ set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/venv.sh"
 
 duration=20
-modes=blocking,reactive,offloaded,virtual
+modes=-
 scenarios=1000:100,1000:1000,1000:5000,1000:10000,100:1000
 while [ $# -gt 0 ]; do
   case $1 in
@@ -37,10 +37,6 @@ while [ $# -gt 0 ]; do
 done
 [ "$(uname -s)" = Linux ] || die "scripts/bench.sh runs on Linux only (it pins processes to CPUs with taskset)" \
   "run it in a Linux VM or on a Linux machine; scripts/cluster-up.sh and scripts/demo.sh run here"
-IFS=, read -r -a mode_list <<<"$modes"
-for mode in "${mode_list[@]}"; do
-  case $mode in blocking | reactive | offloaded | virtual) ;; *) die "unknown mode '$mode'" "choose from blocking,reactive,offloaded,virtual" ;; esac
-done
 IFS=, read -r -a scenario_list <<<"$scenarios"
 
 # One bench at a time: a second one would share the CPUs and ports and spoil both.
@@ -50,9 +46,6 @@ flock -n 9 || die "another scripts/bench.sh is running" "wait for it to finish, 
 
 EVENT_LOOPS=4
 HEAP=512m
-out=$LL_ROOT/reports/bench-$(date -u +%Y%m%dT%H%M%SZ)
-mkdir -p "$out"
-LL_LOGS=$out/logs
 
 # One CPU for the services, the other for the load generator (on one CPU they share it).
 if [ "$(nproc)" -ge 2 ]; then SERVICE_CPU=1 LOADGEN_CPU=0; else SERVICE_CPU=0 LOADGEN_CPU=0; fi
@@ -82,8 +75,26 @@ PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT INT TERM
 
+# resolve_modes: mode_list from --modes (default: every mode of the variant table, chart/values.yaml),
+# each checked against that table; all_modes in its order, which gives each mode its port.
+resolve_modes() {
+  local mode
+  mapfile -t all_modes < <(cd "$LL_ROOT/locust" && "$LL_VENV/bin/python" -m liveness_lab.variants --modes)
+  [ ${#all_modes[@]} -gt 0 ] || die "could not read the modes of the variant table" "see $LL_LOGS"
+  [ "$modes" != - ] || modes=$(IFS=,; echo "${all_modes[*]}")
+  IFS=, read -r -a mode_list <<<"$modes"
+  for mode in "${mode_list[@]}"; do
+    [[ " ${all_modes[*]} " == *" $mode "* ]] || die "unknown mode '$mode'" "choose from $(IFS=,; echo "${all_modes[*]}")"
+  done
+}
+
+# port_of MODE: 19080, 19081, ... in the variant table's order of modes.
 port_of() {
-  case $1 in blocking) echo 19080 ;; reactive) echo 19081 ;; offloaded) echo 19082 ;; virtual) echo 19083 ;; esac
+  local i
+  for i in "${!all_modes[@]}"; do
+    [ "${all_modes[$i]}" != "$1" ] || { echo $((19080 + i)); return 0; }
+  done
+  return 1
 }
 
 start_mode() {
@@ -185,11 +196,15 @@ run_one() {
 
 ulimit -n 1048576 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 MAX_FDS=$(ulimit -n)
+step bench-python ensure_locust_venv runtime # matplotlib, pinned with Locust's packages
+resolve_modes
+out=$LL_ROOT/reports/bench-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+LL_LOGS=$out/logs
 log "file descriptors: $MAX_FDS; ephemeral ports: $(tr '\t' - </proc/sys/net/ipv4/ip_local_port_range); services on CPU $SERVICE_CPU, vegeta on CPU $LOADGEN_CPU; report: $out"
 find_jdk
 step bench-vegeta ensure_vegeta
 step bench-jar ensure_jar
-step bench-python ensure_locust_venv runtime # matplotlib, pinned with Locust's packages
 for mode in "${mode_list[@]}"; do start_mode "$mode"; done
 for mode in "${mode_list[@]}"; do await_ready "$mode"; done
 log "modes ready: ${mode_list[*]}"

@@ -123,10 +123,14 @@ def main(argv=None) -> int:
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--names", action="store_true", help="print the variant names, one a line")
     what.add_argument("--classes", nargs="+", metavar="NAME", help="print the user class of each NAME")
+    what.add_argument("--modes", action="store_true", help="print the modes the variants run, one a line, each once")
     parser.add_argument("--enabled", action="store_true", help="with --names: only those enabled in the chart")
     args = parser.parse_args(argv)
     if args.names:
         print("\n".join(v.name for v in TABLE if v.enabled or not args.enabled))
+        return 0
+    if args.modes:
+        print("\n".join(dict.fromkeys(v.mode for v in TABLE)))
         return 0
     unknown = [n for n in args.classes if n not in VARIANTS]
     if unknown:

@@ -14,7 +14,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-MODES = ["blocking", "reactive", "offloaded", "virtual"]
 NS_PER_MS = 1_000_000
 
 
@@ -96,7 +95,7 @@ def table(rows, machine):
 
 def chart(rows, path):
     scenarios = sorted({(r["latency_ms"], r["concurrency"]) for r in rows}, key=lambda s: (-s[0], s[1]))
-    modes = [m for m in MODES if any(r["mode"] == m for r in rows)]
+    modes = list(dict.fromkeys(r["mode"] for r in rows))  # in the order bench.sh ran them
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
     width = 0.8 / max(len(modes), 1)
     for i, mode in enumerate(modes):
