@@ -5,6 +5,7 @@ is missing) run by $JAVA_HOME/bin/java. Ports 18080-18083 are this suite's: 1808
 reactive, 18082 a closed port standing in for an unreachable Kubernetes API, 18083 Locust's web UI.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -20,6 +21,26 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PORTS = {"blocking": 18080, "reactive": 18081}
 CLOSED_PORT = 18082
 WEB_UI_PORT = 18083
+CHROMIUM = "/usr/bin/chromium"
+# Debian's Chromium, never a browser Playwright downloads; flags for a container without a display.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+@contextlib.contextmanager
+def pods_tab_page(web_ui: str):
+    """A page of headless Chromium (Debian's) on the Pods tab of the Locust web UI at WEB_UI."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} missing: scripts/test-locust.sh installs Debian's chromium"
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.goto(web_ui + "/", timeout=30000)
+            page.get_by_role("tab", name="Pods").click(timeout=30000)
+            yield page
+        finally:
+            browser.close()
 
 
 def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:

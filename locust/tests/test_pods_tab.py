@@ -7,15 +7,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import CLOSED_PORT, FIXTURES, LOCUST_DIR, WEB_UI_PORT, locust_cmd, run_env, stop, wait_http
+from conftest import CLOSED_PORT, FIXTURES, LOCUST_DIR, WEB_UI_PORT, locust_cmd, pods_tab_page, run_env, stop, wait_http
 
 from liveness_lab import pods_tab
 from liveness_lab.kube import KubeUnavailable
-
-CHROMIUM = "/usr/bin/chromium"
-# Debian's Chromium, never a browser Playwright downloads; flags for a container without a display.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 
 
 class StubKube:
@@ -98,20 +93,11 @@ def test_pods_route_reports_the_unreachable_api(locust_web_ui):
 
 
 def test_pods_tab_renders_in_headless_chromium(locust_web_ui, tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} missing: scripts/test-locust.sh installs Debian's chromium"
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 720})
-            page.goto(locust_web_ui + "/", timeout=30000)
-            page.get_by_role("tab", name="Pods").click(timeout=30000)
-            for column in ("Variant", "Ready / total", "Restarts", "Last liveness failure", "Message"):
-                page.get_by_role("columnheader", name=column).wait_for(timeout=10000)
-            page.get_by_text("Kubernetes API unreachable").wait_for(timeout=20000)
-            shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "pods-tab-unreachable.png"
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shot))
-        finally:
-            browser.close()
+    with pods_tab_page(locust_web_ui) as page:
+        for column in ("Variant", "Ready / total", "Restarts", "Last liveness failure", "Message"):
+            page.get_by_role("columnheader", name=column).wait_for(timeout=10000)
+        page.get_by_text("Kubernetes API unreachable").wait_for(timeout=20000)
+        shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "pods-tab-unreachable.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot))
     assert shot.stat().st_size > 0

@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from test_pods_tab import CHROMIUM, CHROMIUM_ARGS
+from conftest import pods_tab_page
 
 from liveness_lab.kube import Kube, pod_record
 
@@ -28,30 +28,23 @@ def post(path, **form):
 
 
 def test_pods_tab_shows_the_restart_counts_of_the_live_cluster():
-    sync_api = pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("playwright.sync_api")
     assert post("/swarm", user_count=1, spawn_rate=1, user_classes=["ReactiveUser"], shape_class="Default") == 200
     try:
-        with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 720})
-                page.goto(WEB_UI + "/", timeout=30000)
-                page.get_by_role("tab", name="Pods").click(timeout=30000)
-                deadline = time.monotonic() + 60
-                while True:
-                    pods = [pod_record(x) for x in Kube().pods()]
-                    want = {v: sum(x["restarts"] for x in pods if x["variant"] == v and not x["deleting"]) for v in ("blocking", "reactive")}
-                    shown = {}
-                    for v in want:
-                        row = page.get_by_role("row").filter(has=page.get_by_role("cell", name=v, exact=True))
-                        if row.count():
-                            shown[v] = int(row.first.get_by_role("cell").nth(2).inner_text())
-                    if shown == want or time.monotonic() > deadline:
-                        break
-                    page.wait_for_timeout(2000)
-                page.screenshot(path=str(os.path.join(os.environ.get("LIVENESS_LAB_SCREENSHOTS", "/tmp"), "pods-tab-live.png")))
-            finally:
-                browser.close()
+        with pods_tab_page(WEB_UI) as page:
+            deadline = time.monotonic() + 60
+            while True:
+                pods = [pod_record(x) for x in Kube().pods()]
+                want = {v: sum(x["restarts"] for x in pods if x["variant"] == v and not x["deleting"]) for v in ("blocking", "reactive")}
+                shown = {}
+                for v in want:
+                    row = page.get_by_role("row").filter(has=page.get_by_role("cell", name=v, exact=True))
+                    if row.count():
+                        shown[v] = int(row.first.get_by_role("cell").nth(2).inner_text())
+                if shown == want or time.monotonic() > deadline:
+                    break
+                page.wait_for_timeout(2000)
+            page.screenshot(path=str(os.path.join(os.environ.get("LIVENESS_LAB_SCREENSHOTS", "/tmp"), "pods-tab-live.png")))
         assert shown == want
     finally:
         post("/stop")
