@@ -23,8 +23,6 @@ set -o errexit -o nounset -o pipefail
 
 # shellcheck source=lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/gobuild.sh
-. "$LL_ROOT/scripts/lib/gobuild.sh"
 # shellcheck source=lib/tools.sh
 . "$LL_ROOT/scripts/lib/tools.sh"
 # shellcheck source=lib/checks.sh

@@ -98,21 +98,7 @@ kind_config_ports() {
 }
 
 # render MODE: the derived kind config of cluster.sh for MODE.
-render() {
-  (
-    # shellcheck source=lib/common.sh
-    . "$ROOT/scripts/lib/common.sh"
-    # shellcheck source=lib/gobuild.sh
-    . "$ROOT/scripts/lib/gobuild.sh"
-    export LL_TOOLS=$OUT/tools
-    # shellcheck source=lib/tools.sh
-    . "$ROOT/scripts/lib/tools.sh"
-    use_tools_bin
-    # shellcheck source=lib/cluster.sh
-    . "$ROOT/scripts/lib/cluster.sh"
-    render_kind_config "$1" "$OUT/kind-$1.yaml"
-  )
-}
+render() { in_tools_lib render_kind_config "$1" "$OUT/kind-$1.yaml"; }
 
 derived_config_airgap() {
   render airgap && cat "$OUT/kind-airgap.yaml" &&
@@ -136,17 +122,15 @@ yaml_parses() {
   fi
 }
 
-# in_tools_lib COMMAND...: COMMAND in a subshell that has sourced the tool libraries, with a new clone's
-# .tools in $OUT/clone, the cache in $OUT/cache and logs in $OUT/logs.
+# in_tools_lib COMMAND...: COMMAND in a subshell that has sourced the tool and cluster libraries, with
+# a new clone's .tools in $OUT/clone, the cache in $OUT/cache and logs in $OUT/logs.
 in_tools_lib() {
   (
-    # shellcheck source=lib/common.sh
-    . "$ROOT/scripts/lib/common.sh"
-    # shellcheck source=lib/gobuild.sh
-    . "$ROOT/scripts/lib/gobuild.sh"
     export LL_CACHE=$OUT/cache LL_LOGS=$OUT/logs LL_TOOLS=$OUT/clone/.tools
     # shellcheck source=lib/tools.sh
     . "$ROOT/scripts/lib/tools.sh"
+    # shellcheck source=lib/cluster.sh
+    . "$ROOT/scripts/lib/cluster.sh"
     use_tools_bin
     "$@"
   )
@@ -263,20 +247,8 @@ no_silent_switch() {
 # ensure_kind_offline: ensure_kind for a new clone in $OUT/clone, with the cache in $OUT/cache and Go
 # taken off PATH (so that a build, if attempted, fails).
 ensure_kind_offline() {
-  (
-    # shellcheck source=lib/common.sh
-    . "$ROOT/scripts/lib/common.sh"
-    # shellcheck source=lib/gobuild.sh
-    . "$ROOT/scripts/lib/gobuild.sh"
-    export LL_CACHE=$OUT/cache LL_LOGS=$OUT/logs LL_TOOLS=$OUT/clone/.tools
-    # A closed port on 127.0.0.1 for the download: nothing leaves this machine.
-    export LIVENESS_LAB_DOWNLOAD_MIRROR=http://127.0.0.1:9
-    PATH=/usr/bin:/bin
-    # shellcheck source=lib/tools.sh
-    . "$ROOT/scripts/lib/tools.sh"
-    use_tools_bin
-    ensure_kind
-  )
+  # A closed port on 127.0.0.1 for the download: nothing leaves this machine.
+  LIVENESS_LAB_DOWNLOAD_MIRROR=http://127.0.0.1:9 PATH=/usr/bin:/bin in_tools_lib ensure_kind
 }
 
 # A tool in the version-keyed cache is linked into a new clone's .tools/bin, not built again; a cached

@@ -12,8 +12,6 @@ set -o errexit -o nounset -o pipefail
 LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/common.sh
 . "$LL_LIB/common.sh"
-# shellcheck source=lib/gobuild.sh
-. "$LL_LIB/gobuild.sh"
 # shellcheck source=lib/tools.sh
 . "$LL_LIB/tools.sh"
 use_tools_bin

@@ -18,8 +18,6 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/common.sh"
 # shellcheck source=lib/checks.sh
 . "$LL_LIB/checks.sh"
-# shellcheck source=lib/gobuild.sh
-. "$LL_LIB/gobuild.sh"
 # shellcheck source=lib/tools.sh
 . "$LL_LIB/tools.sh"
 # shellcheck source=lib/cluster.sh

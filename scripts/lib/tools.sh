@@ -1,16 +1,19 @@
-# shellcheck shell=bash
+# shellcheck shell=bash source-path=SCRIPTDIR
 # The tools liveness-lab needs, each found or fetched with one line saying where from: Docker (started
 # here if need be), kind, helm and kubectl. A tool on PATH is used when it is compatible (the rule is in
 # tool_compatible); otherwise the pinned version comes from the version-keyed cache under $LL_CACHE,
 # else from its official release download (checked against its published SHA-256), else, where no
 # download site answers (the no-registry path), it is built with Go. The chosen binaries are linked
 # into the git-ignored $LL_TOOLS/bin, which use_tools_bin puts first on PATH.
-# Source after common.sh and gobuild.sh; sourcing changes nothing: a script that runs the tools calls
-# use_tools_bin first.
+# Source after common.sh (this sources gobuild.sh, for the no-registry builds); sourcing changes nothing:
+# a script that runs the tools calls use_tools_bin first.
 #
 # Environment it reads (with defaults):
 #   LIVENESS_LAB_DOCKERD_WAIT=60        seconds to wait for a dockerd started here to answer
 #   LIVENESS_LAB_DOWNLOAD_MIRROR=       fetch https://HOST/PATH from MIRROR/HOST/PATH instead (tests, proxies)
+
+# shellcheck source=gobuild.sh
+. "$LL_ROOT/scripts/lib/gobuild.sh"
 
 # use_tools_bin: makes $LL_TOOLS/bin, where ensure_tool links the tools, and puts it first on PATH.
 # LL_USER_PATH keeps the user's own PATH from before: commands printed for the user are checked

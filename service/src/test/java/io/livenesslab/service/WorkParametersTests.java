@@ -7,8 +7,11 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every request parameter rule: bad input is a 400 problem+json naming the parameter, never a 500. */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
@@ -44,15 +47,10 @@ class WorkParametersTests {
 			mix=70000:100                   | mix       | over the cap
 			""")
 	void badInputIsA400ProblemNamingTheParameter(String query, String parameter, String rule) {
-		this.client.get()
-			.uri("/api/work?" + query)
-			.exchange()
-			.expectStatus().isBadRequest()
-			.expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_PROBLEM_JSON)
-			.expectBody()
+		work(query, HttpStatus.BAD_REQUEST, MediaType.APPLICATION_PROBLEM_JSON)
 			.jsonPath("$.status").isEqualTo(400)
 			.jsonPath("$.parameter").isEqualTo(parameter)
-			.jsonPath("$.detail").value((String detail) -> org.assertj.core.api.Assertions.assertThat(detail).contains(rule));
+			.jsonPath("$.detail").value((String detail) -> assertThat(detail).contains(rule));
 	}
 
 	@ParameterizedTest(name = "{0} -> 200, waited {1} to {2} ms")
@@ -67,18 +65,23 @@ class WorkParametersTests {
 			mix=10:50, 20:50      | 10  | 20
 			""")
 	void goodInputIsAnsweredWithTheWait(String query, long minMs, long maxMs) {
-		this.client.get()
-			.uri("/api/work?" + query)
-			.exchange()
-			.expectStatus().isOk()
-			.expectHeader().contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
-			.expectBody()
+		work(query, HttpStatus.OK, MediaType.APPLICATION_JSON)
 			.jsonPath("$.mode").isEqualTo("reactive")
-			.jsonPath("$.requestedMs").value((Integer ms) -> org.assertj.core.api.Assertions.assertThat((long) ms).isBetween(minMs, maxMs))
-			.jsonPath("$.waitedMs").value((Integer ms) -> org.assertj.core.api.Assertions.assertThat((long) ms).isGreaterThanOrEqualTo(minMs))
+			.jsonPath("$.requestedMs").value((Integer ms) -> assertThat((long) ms).isBetween(minMs, maxMs))
+			.jsonPath("$.waitedMs").value((Integer ms) -> assertThat((long) ms).isGreaterThanOrEqualTo(minMs))
 			.jsonPath("$.thread").isNotEmpty()
 			.jsonPath("$.pod").isNotEmpty()
 			.jsonPath("$.inFlight").isEqualTo(1);
+	}
+
+	/** GET /api/work?QUERY, answered with STATUS and a body of TYPE, for the body's assertions. */
+	private WebTestClient.BodyContentSpec work(String query, HttpStatus status, MediaType type) {
+		return this.client.get()
+			.uri("/api/work?" + query)
+			.exchange()
+			.expectStatus().isEqualTo(status)
+			.expectHeader().contentTypeCompatibleWith(type)
+			.expectBody();
 	}
 
 }
