@@ -108,13 +108,10 @@ start_mode() {
 }
 
 await_ready() {
-  local mode=$1 port deadline
+  local mode=$1 port
   port=$(port_of "$mode")
-  deadline=$(($(ll_now) + 120))
-  until curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null; do
-    [ "$(ll_now)" -lt "$deadline" ] || die "$mode did not get ready in 120 s" "see $LL_LOGS/service-$mode.log"
-    sleep 1
-  done
+  ll_retry 120 curl -fsS -o /dev/null -m 2 "http://127.0.0.1:$port/readyz" 2>/dev/null ||
+    die "$mode did not get ready in 120 s" "see $LL_LOGS/service-$mode.log"
 }
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }

@@ -107,14 +107,7 @@ stop_started() {
 }
 
 # wait_http URL: URL answers 2xx within 15 s.
-wait_http() {
-  local waited=0
-  until curl -fsS -o /dev/null -m 2 "$1" 2>/dev/null; do
-    sleep 1
-    waited=$((waited + 1))
-    [ "$waited" -lt 15 ] || return 1
-  done
-}
+wait_http() { ll_retry 15 curl -fsS -o /dev/null -m 2 "$1" 2>/dev/null; }
 
 # --- 1. the registry: Debian's docker-registry, our own process on 127.0.0.1 ---
 
@@ -528,15 +521,14 @@ DROP_MIRROR='.["registry-mirrors"] = ((.["registry-mirrors"] // []) - [$m])'
 # docker_mirrors: the mirrors the daemon uses now, one per line.
 docker_mirrors() { docker info --format '{{range .RegistryConfig.Mirrors}}{{println .}}{{end}}' 2>/dev/null; }
 
-# mirror_in_effect URL: the daemon lists URL (it adds a trailing slash) among its mirrors, within 10 s.
-mirror_in_effect() {
-  local waited=0
-  until docker_mirrors | grep -qxF "${1%/}/"; do
-    sleep 1
-    waited=$((waited + 1))
-    [ "$waited" -lt 10 ] || return 1
-  done
-}
+# mirror_listed URL: the daemon lists URL (it adds a trailing slash) among its mirrors.
+mirror_listed() { docker_mirrors | grep -qxF "${1%/}/"; }
+
+# mirror_in_effect URL: the daemon lists URL among its mirrors, within 10 s.
+mirror_in_effect() { ll_retry 10 mirror_listed "$1"; }
+
+# mirror_gone URL: the daemon does not list URL among its mirrors.
+mirror_gone() { ! mirror_listed "$1"; }
 
 set_mirror() {
   ensure_pkg jq jq
@@ -557,16 +549,13 @@ set_mirror() {
 # drop_mirror: the mirror an earlier or this run set, out of daemon.json and out of the running daemon
 # (reloaded with the list without it), then daemon.json as it was.
 drop_mirror() {
-  local url waited=0
+  local url
   url=$(cat "$STATE/mirror" 2>/dev/null || true)
   [ -n "$url" ] || return 0
   daemon_json "$DROP_MIRROR" "$url"
   dockerd_reload || true
-  while docker_mirrors | grep -qxF "${url%/}/"; do
-    sleep 1
-    waited=$((waited + 1))
-    [ "$waited" -lt 10 ] || { warn "dockerd still lists the mirror $url (docker info); its next reload or restart drops it"; break; }
-  done
+  ll_retry 10 mirror_gone "$url" ||
+    warn "dockerd still lists the mirror $url (docker info); its next reload or restart drops it"
   if [ "$(cat "$STATE/mirror-key-added" 2>/dev/null)" = 1 ] && jq -e '.["registry-mirrors"] == []' "$DAEMON_JSON" >/dev/null; then
     # No reload: the daemon has an empty list already, which is what a missing key means at start.
     daemon_json 'del(.["registry-mirrors"])' "$url"

@@ -35,6 +35,17 @@ ll_usage() {
   awk 'NR == 1 { next } /^set -o/ { exit } /^# shellcheck/ { next } { sub(/^# ?/, ""); print }' "$0"
 }
 
+# ll_retry TRIES COMMAND...: COMMAND until it succeeds, a second apart; fails after TRIES failures.
+ll_retry() {
+  local tries=$1 failed=0
+  shift
+  until "$@"; do
+    failed=$((failed + 1))
+    [ "$failed" -lt "$tries" ] || return 1
+    sleep 1
+  done
+}
+
 # ll_timeout SECONDS COMMAND...: COMMAND, ended after SECONDS (exit 124), without GNU timeout (macOS has none).
 ll_timeout() {
   local secs=$1 pid watcher rc=0

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -118,18 +119,13 @@ class HttpCheckTests {
 			.satisfies((line) -> assertThat(line).startsWith(url + " -> failed (ConnectException"));
 	}
 
-	@Test
-	void aPodThatBecomesReadyWithinTheRetriesPasses() {
-		assertThat(run(url("/warming-up"))).isZero();
-		assertThat(hits("/warming-up")).isEqualTo(3);
-		assertThat(lines(this.out)).singleElement().asString().matches(LINE.formatted("/warming-up", 200));
-	}
-
-	@Test
-	void aClientErrorFailsAtOnceWithoutRetries() {
-		assertThat(run(url("/missing"))).isEqualTo(1);
-		assertThat(hits("/missing")).isEqualTo(1);
-		assertThat(lines(this.out)).singleElement().asString().matches(LINE.formatted("/missing", 404));
+	/** A pod still warming up (503 twice, then 200) passes within the retries; a 404 fails at once. */
+	@ParameterizedTest(name = "{0}: exit {1} after {2} attempt(s), answered {3}")
+	@CsvSource({ "/warming-up, 0, 3, 200", "/missing, 1, 1, 404" })
+	void retriesWhatMayStillBecomeReadyAndNothingElse(String path, int exitCode, int attempts, int status) {
+		assertThat(run(url(path))).isEqualTo(exitCode);
+		assertThat(hits(path)).isEqualTo(attempts);
+		assertThat(lines(this.out)).singleElement().asString().matches(LINE.formatted(path, status));
 	}
 
 	@Test
