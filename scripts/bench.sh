@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Benchmark: every mode of the service against Little's law, side by side in one run.
 #
-# Starts every mode of the variant table, each in its own JVM on 127.0.0.1 with the same heap and one CPU (taskset +
-# -XX:ActiveProcessorCount=1, 4 event loops), puts the load generator (vegeta, open loop, constant
-# rate) on the other CPU, and offers each scenario to each mode in turn: latency L, concurrency C,
-# rate C/L. Writes reports/bench-<timestamp>/ (results.json, table.md, chart.png, logs).
+# Starts every mode of the variant table, each in its own JVM on 127.0.0.1 with the same heap and one
+# CPU (taskset + -XX:ActiveProcessorCount=1, 4 event loops), puts the load generator (vegeta, open loop,
+# constant rate) on the other CPU, warms each mode up the same way, and offers each scenario to each
+# mode in turn: latency L, concurrency C, rate C/L, each run recorded by JFR. Writes
+# reports/bench-<timestamp>/ (results.jsonl, table.md, chart.png, profile-*.jfr and the hottest methods
+# of each in profile-*.txt, logs).
 # Linux only (taskset, flock, nproc pin the JVMs and the load generator to CPUs): on macOS run it in a
 # Linux VM; the demo itself (scripts/cluster-up.sh, scripts/demo.sh) runs on macOS.
 #
@@ -12,7 +14,7 @@
 #   --duration SECONDS  how long each mode is offered each scenario (default 20)
 #   --modes LIST        comma-separated modes (default: every mode of the variant table, chart/values.yaml)
 #   --scenarios LIST    comma-separated LATENCY_MS:CONCURRENCY (default 1000:100,1000:1000,1000:5000,1000:10000,100:1000)
-#   --quick             3 s per run and scenarios 1000:100,100:100 (a smoke run, not a measurement)
+#   --quick             3 s per run, 3 s of warm-up, scenarios 1000:100,100:100 (a smoke run, not a measurement)
 # Environment: JAVA_HOME (a JDK >= 21), LIVENESS_LAB_CACHE (vegeta is built there, keyed by version).
 set -o errexit -o nounset -o pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -23,6 +25,7 @@ set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/venv.sh"
 
 duration=20
+quick=0
 modes=-
 scenarios=1000:100,1000:1000,1000:5000,1000:10000,100:1000
 while [ $# -gt 0 ]; do
@@ -30,7 +33,7 @@ while [ $# -gt 0 ]; do
     --duration) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--duration needs a whole number of seconds" "e.g. --duration 20"; duration=$2; shift 2 ;;
     --modes) [ -n "${2:-}" ] || die "--modes needs a list" "e.g. --modes blocking,reactive"; modes=$2; shift 2 ;;
     --scenarios) [[ ${2:-} =~ ^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$ ]] || die "--scenarios needs LATENCY_MS:CONCURRENCY pairs" "e.g. --scenarios 1000:100,100:1000"; scenarios=$2; shift 2 ;;
-    --quick) duration=3; scenarios=1000:100,100:100; shift ;;
+    --quick) duration=3 quick=1; scenarios=1000:100,100:100; shift ;;
     -h | --help) ll_usage; exit 0 ;;
     *) ll_usage >&2; die "unknown argument '$1'" "see --help" ;;
   esac
@@ -146,10 +149,49 @@ await_free_ports() {
   [ "$waited" = 0 ] || log "waited ${waited}s for closed connections to free their ports ($free of $((hi - lo + 1)) free)"
 }
 
+# warm_up MODE: the same warm-up for every mode before it is measured, whatever ran before it:
+# WARMUP_S seconds at WARMUP_RPS requests/s of latencyMs=1 (every mode serves that rate: blocking's 4
+# event loops at about 1 ms each), so the request path is JIT-compiled and the pools and buffers exist;
+# then a pause for the compiler's queue. Without it the first scenario measured a cold JVM: reactive
+# alone at C = 5,000 gave 36 % of C/L, and 100 % after two smaller scenarios (issue 15).
+WARMUP_S=20 WARMUP_RPS=2000
+[ "$quick" = 0 ] || WARMUP_S=3
+warm_up() {
+  local mode=$1 port
+  port=$(port_of "$mode")
+  echo "GET http://127.0.0.1:$port/api/work?latencyMs=1" >"$out/target-$mode-warmup.txt"
+  taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$mode-warmup.txt" -rate="$WARMUP_RPS/s" \
+    -duration="${WARMUP_S}s" -timeout=5s 2>"$LL_LOGS/vegeta-$mode-warmup.log" |
+    "$VEGETA" report -type=text >"$LL_LOGS/warmup-$mode.txt"
+  sleep 5
+}
+
+# jcmd_on_loadgen_cpu, jfr_on_loadgen_cpu ARGS...: the JDK's jcmd or jfr on the load generator's CPU, not the services'.
+jcmd_on_loadgen_cpu() { taskset -c "$LOADGEN_CPU" "$JAVA_HOME/bin/jcmd" "$@" >/dev/null; }
+jfr_on_loadgen_cpu() { taskset -c "$LOADGEN_CPU" "$JAVA_HOME/bin/jfr" "$@"; }
+
+# profile NAME: what the JFR recording $out/profile-NAME.jfr says, next to it: the hottest methods
+# (CPU samples every 10 ms, the JDK's "profile" settings) and allocations in profile-NAME.txt; prints
+# the number of sleeps that ran their full time (jdk.ThreadSleep events whose duration reached 95 % of
+# the time asked for: a client that gives up cancels offloaded's and virtual's sleeps, which then end
+# early), which is the work blocking, offloaded and virtual finished.
+profile() {
+  local jfr=$out/profile-$1.jfr
+  {
+    jfr_on_loadgen_cpu view --width 160 hot-methods "$jfr"
+    jfr_on_loadgen_cpu view --width 160 allocation-by-class "$jfr"
+  } >"$out/profile-$1.txt" 2>&1 || true
+  jfr_on_loadgen_cpu print --events jdk.ThreadSleep "$jfr" 2>/dev/null | awk '
+    function ms(value, unit) { return unit == "s" ? value * 1000 : unit == "ms" ? value : unit == "min" ? value * 60000 : value / 1000 }
+    $1 == "duration" { d = ms($3, $4) }
+    $1 == "time" { if (d >= 0.95 * ms($3, $4)) n++ }
+    END { print n + 0 }'
+}
+
 # run_one MODE LATENCY_MS CONCURRENCY: one open-loop run, its figures as one JSON line.
 run_one() {
   local mode=$1 latency=$2 conc=$3 port pid rate timeout idle_rss idle_threads load_rss load_threads conns
-  local cpu0 all0 t0 cpu all wall tw inflight
+  local cpu0 all0 t0 cpu all wall tw inflight sleeps
   port=$(port_of "$mode")
   pid=$(eval "echo \$PID_$mode")
   rate=$((conc * 1000 / latency))
@@ -166,6 +208,7 @@ run_one() {
   # CPU of this mode's JVM and of all of them (they share one CPU) from the first request until the
   # last answer or timeout: the JVM's cost per answer, and whether another mode still draining its
   # backlog took CPU from this one.
+  jcmd_on_loadgen_cpu "$pid" JFR.start name=bench settings=profile
   cpu0=$(cpu_ms "$pid") all0=$(cpu_ms "${PIDS[@]}") t0=$(now_ms)
   # The subshell's `times` reports vegeta's own CPU time: is the load generator the limit?
   (
@@ -181,13 +224,15 @@ run_one() {
   conns=$(connections "$port")
   wait "$attack" || true
   cpu=$(($(cpu_ms "$pid") - cpu0)) all=$(($(cpu_ms "${PIDS[@]}") - all0)) wall=$(($(now_ms) - t0))
+  jcmd_on_loadgen_cpu "$pid" JFR.stop name=bench filename="$out/profile-$mode-$latency-$conc.jfr"
+  sleeps=$(profile "$mode-$latency-$conc")
   # Its second line, "1m2.345s 0m0.678s": user and system time of vegeta, in ms.
   loadgen=$(tail -n 1 "$out/loadgen-cpu.txt" | tr 'ms' '  ' | awk '{printf "%d", ($1 * 60 + $2 + $3 * 60 + $4) * 1000}')
   "$VEGETA" report -type=json <"$out/raw-$mode-$latency-$conc.bin" >"$out/report-$mode-$latency-$conc.json"
   rm -f "$out/raw-$mode-$latency-$conc.bin"
-  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"max_in_flight":%s,"time_wait_at_start":%s,"loadgen_cpu_ms":%s,"vegeta":%s}\n' \
+  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"max_in_flight":%s,"time_wait_at_start":%s,"loadgen_cpu_ms":%s,"sleeps_completed":%s,"profile":"profile-%s.txt","vegeta":%s}\n' \
     "$mode" "$latency" "$conc" "$rate" "$duration" "$idle_rss" "$load_rss" "$idle_threads" "$load_threads" "$conns" "$EVENT_LOOPS" \
-    "$cpu" "$((all - cpu))" "$wall" "$inflight" "$tw" "$loadgen" \
+    "$cpu" "$((all - cpu))" "$wall" "$inflight" "$tw" "$loadgen" "$sleeps" "$mode-$latency-$conc" \
     "$(cat "$out/report-$mode-$latency-$conc.json")"
 }
 
@@ -205,6 +250,10 @@ step bench-jar ensure_jar
 for mode in "${mode_list[@]}"; do start_mode "$mode"; done
 for mode in "${mode_list[@]}"; do await_ready "$mode"; done
 log "modes ready: ${mode_list[*]}"
+for mode in "${mode_list[@]}"; do
+  log "warm-up of $mode: ${WARMUP_S}s at $WARMUP_RPS req/s of 1 ms"
+  warm_up "$mode"
+done
 
 results=$out/results.jsonl
 : >"$results"

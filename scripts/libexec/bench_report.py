@@ -15,6 +15,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 NS_PER_MS = 1_000_000
+# vegeta's share of its own CPU from which the run measured the client rather than the server.
+CLIENT_BOUND = 0.9
 
 
 def figures(run):
@@ -58,6 +60,11 @@ def figures(run):
         "cpu_us_per_answer": 1000 * run["cpu_ms"] / successes if run.get("wall_ms") and successes else None,
         "others_cpu_busy": run["others_cpu_ms"] / run["wall_ms"] if run.get("wall_ms") else None,
         "loadgen_cpu_busy": run["loadgen_cpu_ms"] / run["wall_ms"] if run.get("loadgen_cpu_ms") is not None and run.get("wall_ms") else None,
+        # What the server itself finished, whether or not the client still waited: the sleeps of the
+        # modes that sleep (JFR's jdk.ThreadSleep), per second of the run. Reactive does not sleep.
+        "server_rps": run["sleeps_completed"] / (run["wall_ms"] / 1000) if run.get("sleeps_completed") and run.get("wall_ms") else None,
+        "thread_bound_rps": thread_bound,
+        "profile": run.get("profile"),
     }
 
 
@@ -65,8 +72,8 @@ def table(rows, machine):
     lines = [
         "; ".join(machine),
         "",
-        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | vegeta CPU |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | vegeta CPU | profile |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         of = f"{r['of_bound']:.1%}"
@@ -76,11 +83,17 @@ def table(rows, machine):
         busy = f"{r['cpu_busy']:.0%} ({r['others_cpu_busy']:.0%})" if r.get("cpu_busy") is not None else "-"
         per_answer = f"{r['cpu_us_per_answer']:,.0f} µs" if r.get("cpu_us_per_answer") is not None else "-"
         loadgen = f"{r['loadgen_cpu_busy']:.0%}" if r.get("loadgen_cpu_busy") is not None else "-"
+        if r.get("loadgen_cpu_busy") is not None and r["loadgen_cpu_busy"] >= CLIENT_BOUND:
+            loadgen += " (client-bound)"
+        server = f"{r['server_rps']:,.1f}" if r.get("server_rps") is not None else "-"
+        if r.get("server_rps") is not None and r["mode"] == "blocking":
+            server += f" ({r['server_rps'] / r['thread_bound_rps']:.0%} of T/L)"
+        profile = f"[top frames]({r['profile']})" if r.get("profile") else "-"
         lines.append(
             f"| {r['mode']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
-            f"| {r['achieved_rps']:,.0f} | {of} | {r['p50_over_l_ms']:,.0f} ms | {r['p99_over_l_ms']:,.0f} ms "
+            f"| {r['achieved_rps']:,.0f} | {of} | {server} | {r['p50_over_l_ms']:,.0f} ms | {r['p99_over_l_ms']:,.0f} ms "
             f"| {r['errors']:,} of {r['requests']:,} | {r['idle_rss_mib']:.0f} / {r['load_rss_mib']:.0f} MiB "
-            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} | {loadgen} |"
+            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} | {loadgen} | {profile} |"
         )
     lines += [
         "",
@@ -88,7 +101,9 @@ def table(rows, machine):
         "p50 - L, p99 - L: what the server added to the requested latency. Errors: timeouts (10 x L, at least 5 s) and refusals.",
         "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
-        "vegeta CPU: the load generator's share of its own CPU over the run (near 100 %: the client, not the server, is the limit).",
+        "Server finished: the waits the server completed per second, answered in time or not (JFR's jdk.ThreadSleep events; reactive waits on timers, so none).",
+        f"vegeta CPU: the load generator's share of its own CPU over the run; from {CLIENT_BOUND:.0%} on the client, not the server, is the limit (client-bound).",
+        "Profile: the run's JFR recording (profile-*.jfr, the JDK's `profile` settings) as its hottest methods and allocations (profile-*.txt).",
     ]
     return "\n".join(lines) + "\n"
 
