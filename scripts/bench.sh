@@ -15,6 +15,9 @@
 #   --modes LIST        comma-separated modes (default: every mode of the variant table, chart/values.yaml)
 #   --scenarios LIST    comma-separated LATENCY_MS:CONCURRENCY (default 1000:100,1000:1000,1000:5000,1000:10000,100:1000)
 #   --quick             3 s per run, 3 s of warm-up, scenarios 1000:100,100:100 (a smoke run, not a measurement)
+#   --service-args ARGS  more arguments for every service JVM, after the bench's own: Spring settings
+#                       (--management.observations.enable.http.server.requests=false) or JVM flags
+#                       (-XX:...), to measure what one setting costs; recorded in machine.txt
 # Environment: JAVA_HOME (a JDK >= 21), LIVENESS_LAB_CACHE (vegeta is built there, keyed by version).
 set -o errexit -o nounset -o pipefail
 # shellcheck source-path=SCRIPTDIR
@@ -27,6 +30,7 @@ set -o errexit -o nounset -o pipefail
 duration=20
 quick=0
 modes=-
+service_args=()
 scenarios=1000:100,1000:1000,1000:5000,1000:10000,100:1000
 while [ $# -gt 0 ]; do
   case $1 in
@@ -34,6 +38,8 @@ while [ $# -gt 0 ]; do
     --modes) [ -n "${2:-}" ] || die "--modes needs a list" "e.g. --modes blocking,reactive"; modes=$2; shift 2 ;;
     --scenarios) [[ ${2:-} =~ ^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$ ]] || die "--scenarios needs LATENCY_MS:CONCURRENCY pairs" "e.g. --scenarios 1000:100,100:1000"; scenarios=$2; shift 2 ;;
     --quick) duration=3 quick=1; scenarios=1000:100,100:100; shift ;;
+    --service-args) [ -n "${2:-}" ] || die "--service-args needs the arguments" "e.g. --service-args --demo.netty-metrics=false"
+      read -r -a service_args <<<"$2"; shift 2 ;;
     -h | --help) ll_usage; exit 0 ;;
     *) ll_usage >&2; die "unknown argument '$1'" "see --help" ;;
   esac
@@ -44,6 +50,7 @@ IFS=, read -r -a scenario_list <<<"$scenarios"
 
 # One bench at a time: a second one would share the CPUs and ports and spoil both.
 mkdir -p "$LL_CACHE"
+# The JVMs do not inherit the lock (9>&- in start_mode): one still shutting down would hold it.
 exec 9>"$LL_CACHE/bench.lock"
 flock -n 9 || die "another scripts/bench.sh is running" "wait for it to finish, or stop it"
 
@@ -103,9 +110,13 @@ port_of() {
 start_mode() {
   local mode=$1 port
   port=$(port_of "$mode")
+  local jvm_flags=() spring_args=() arg
+  for arg in ${service_args[@]+"${service_args[@]}"}; do
+    case $arg in -XX:* | -D* | -X*) jvm_flags+=("$arg") ;; *) spring_args+=("$arg") ;; esac
+  done
   taskset -c "$SERVICE_CPU" "$JAVA_HOME/bin/java" -XX:ActiveProcessorCount=1 -Xms$HEAP -Xmx$HEAP \
-    -Dreactor.netty.ioWorkerCount=$EVENT_LOOPS -jar "$JAR" --server.port="$port" --demo.mode="$mode" \
-    --logging.level.root=WARN >"$LL_LOGS/service-$mode.log" 2>&1 &
+    -Dreactor.netty.ioWorkerCount=$EVENT_LOOPS ${jvm_flags[@]+"${jvm_flags[@]}"} -jar "$JAR" --server.port="$port" \
+    --demo.mode="$mode" --logging.level.root=WARN ${spring_args[@]+"${spring_args[@]}"} >"$LL_LOGS/service-$mode.log" 2>&1 9>&- &
   PIDS+=("$!")
   eval "PID_$mode=$!"
 }
@@ -181,6 +192,8 @@ profile() {
     jfr_on_loadgen_cpu view --width 160 hot-methods "$jfr"
     jfr_on_loadgen_cpu view --width 160 allocation-by-class "$jfr"
   } >"$out/profile-$1.txt" 2>&1 || true
+  jfr_on_loadgen_cpu print --stack-depth 64 --events jdk.ExecutionSample "$jfr" |
+    "$LL_VENV/bin/python" "$LL_ROOT/scripts/libexec/bench_report.py" --cpu-shares >"$out/profile-$1.cpu.json" || echo null >"$out/profile-$1.cpu.json"
   jfr_on_loadgen_cpu print --events jdk.ThreadSleep "$jfr" 2>/dev/null | awk '
     function ms(value, unit) { return unit == "s" ? value * 1000 : unit == "ms" ? value : unit == "min" ? value * 60000 : value / 1000 }
     $1 == "duration" { d = ms($3, $4) }
@@ -230,9 +243,9 @@ run_one() {
   loadgen=$(tail -n 1 "$out/loadgen-cpu.txt" | tr 'ms' '  ' | awk '{printf "%d", ($1 * 60 + $2 + $3 * 60 + $4) * 1000}')
   "$VEGETA" report -type=json <"$out/raw-$mode-$latency-$conc.bin" >"$out/report-$mode-$latency-$conc.json"
   rm -f "$out/raw-$mode-$latency-$conc.bin"
-  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"max_in_flight":%s,"time_wait_at_start":%s,"loadgen_cpu_ms":%s,"sleeps_completed":%s,"profile":"profile-%s.txt","vegeta":%s}\n' \
+  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"max_in_flight":%s,"time_wait_at_start":%s,"loadgen_cpu_ms":%s,"sleeps_completed":%s,"profile":"profile-%s.txt","cpu_shares":%s,"vegeta":%s}\n' \
     "$mode" "$latency" "$conc" "$rate" "$duration" "$idle_rss" "$load_rss" "$idle_threads" "$load_threads" "$conns" "$EVENT_LOOPS" \
-    "$cpu" "$((all - cpu))" "$wall" "$inflight" "$tw" "$loadgen" "$sleeps" "$mode-$latency-$conc" \
+    "$cpu" "$((all - cpu))" "$wall" "$inflight" "$tw" "$loadgen" "$sleeps" "$mode-$latency-$conc" "$(cat "$out/profile-$mode-$latency-$conc.cpu.json")" \
     "$(cat "$out/report-$mode-$latency-$conc.json")"
 }
 
@@ -270,7 +283,8 @@ done
   echo "machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "java: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
-  echo "vegeta: $VEGETA_VERSION; service: $SERVICE_VERSION; heap $HEAP; $EVENT_LOOPS event loops; 1 CPU per JVM"
+  echo "vegeta: $VEGETA_VERSION; service: $SERVICE_VERSION; heap $HEAP; $EVENT_LOOPS event loops; 1 CPU per JVM; warm-up ${WARMUP_S}s at $WARMUP_RPS req/s"
+  [ ${#service_args[@]} = 0 ] || echo "service arguments: ${service_args[*]}"
 } >"$out/machine.txt"
 "$LL_VENV/bin/python" "$LL_ROOT/scripts/libexec/bench_report.py" "$out"
 log "done: $out/table.md, $out/chart.png"

@@ -1,8 +1,11 @@
 """Turns the runs of scripts/bench.sh into a table and a chart held against Little's law.
 
 Usage: python scripts/libexec/bench_report.py REPORT_DIR
+       jfr print --stack-depth 64 --events jdk.ExecutionSample RUN.jfr | python bench_report.py --cpu-shares
 Reads REPORT_DIR/results.jsonl (one run a line: the mode, the scenario, memory and thread samples,
-and vegeta's JSON report) and REPORT_DIR/machine.txt; writes table.md and chart.png there.
+vegeta's JSON report and the run's CPU shares) and REPORT_DIR/machine.txt; writes table.md, cpu.md and
+chart.png there. --cpu-shares reads a JFR recording's CPU samples and prints, as JSON, the share of
+them spent in each per-request instrument and library (CPU_PARTS): where a mode's CPU goes.
 """
 
 import json
@@ -66,6 +69,84 @@ def figures(run):
         "thread_bound_rps": thread_bound,
         "profile": run.get("profile"),
     }
+
+
+# Where CPU samples go. The per-request instruments of issue 15, by the frames that do their work (not
+# the pipeline handlers or filters that wrap everything after them): a sample counts for an instrument
+# when any frame of its stack starts with one of its prefixes.
+INSTRUMENTS = {
+    "Reactor Netty server metrics": ("reactor.netty.http.server.MicrometerHttpServerMetricsRecorder",
+                                     "reactor.netty.channel.MicrometerChannelMetricsRecorder",
+                                     "reactor.netty.http.MicrometerHttpMetricsRecorder"),
+    "Spring observation (http.server.requests)": ("io.micrometer.observation.",
+                                                  "org.springframework.http.server.reactive.observation."),
+    "Micrometer (any meter)": ("io.micrometer.core.",),
+    "JSON (Jackson)": ("com.fasterxml.jackson.", "tools.jackson."),
+    "logging": ("ch.qos.logback.", "org.slf4j.", "org.apache.logging."),
+}
+# And by the library of the method running when sampled (self time): each sample counts once.
+LIBRARIES = {
+    "service": ("io.livenesslab.",), "Netty": ("io.netty.",), "Reactor": ("reactor.",),
+    "Spring": ("org.springframework.",), "Micrometer": ("io.micrometer.",),
+    "Jackson": ("com.fasterxml.jackson.", "tools.jackson."), "JDK": ("java.", "jdk.", "sun."),
+}
+CPU_PARTS = list(INSTRUMENTS) + [f"self: {lib}" for lib in LIBRARIES] + ["self: other"]
+
+
+def cpu_shares(samples_text):
+    """The share of `jfr print` ExecutionSample events spent in each of CPU_PARTS, and the leaf methods
+    that took the most samples."""
+    stacks, frames = [], None
+    for line in samples_text.splitlines():
+        line = line.strip()
+        if line.startswith("stackTrace = ["):
+            frames = []
+        elif frames is not None and line in ("]", "..."):
+            stacks.append(frames)
+            frames = None
+        elif frames is not None:
+            frames.append(line)
+    total = len(stacks)
+    counts = dict.fromkeys(CPU_PARTS, 0)
+    for stack in stacks:
+        for part, prefixes in INSTRUMENTS.items():
+            counts[part] += any(f.startswith(prefixes) for f in stack)
+        leaf_library = next((lib for lib, prefixes in LIBRARIES.items() if stack and stack[0].startswith(prefixes)), "other")
+        counts[f"self: {leaf_library}"] += 1
+    shares = {part: n / total if total else 0.0 for part, n in counts.items()}
+    leaves = {}
+    for stack in stacks:
+        if stack:
+            leaf = stack[0].split("(")[0]
+            leaves[leaf] = leaves.get(leaf, 0) + 1
+    top = sorted(leaves.items(), key=lambda kv: -kv[1])[:15]
+    return {"samples": total, "shares": shares, "top_leaves": [(m, n / total) for m, n in top]}
+
+
+def cpu_table(runs):
+    """cpu.md: per run, the share of its JVM's CPU samples in each part, and its hottest leaf methods."""
+    parts = CPU_PARTS
+    lines = ["| mode | L | C | CPU per answer | samples | " + " | ".join(parts) + " |",
+             "|---|---|---|---|---|" + "---|" * len(parts)]
+    for run, row in runs:
+        cpu = run.get("cpu_shares")
+        if not cpu or not cpu["samples"]:
+            continue
+        per_answer = f"{row['cpu_us_per_answer']:,.0f} µs" if row.get("cpu_us_per_answer") is not None else "-"
+        lines.append(f"| {run['mode']} | {run['latency_ms']} ms | {run['concurrency']:,} | {per_answer} | {cpu['samples']:,} | "
+                     + " | ".join(f"{cpu['shares'][p]:.0%}" for p in parts) + " |")
+    lines += ["", "Shares of the JVM's CPU samples (JFR, every 10 ms of Java code). An instrument's share: the samples with",
+              "one of its frames on the stack (Micrometer's includes the meters of the other two). self: the library of the",
+              "method running when sampled; those add up to 100 %. GC and JIT threads are not Java samples; CPU per answer",
+              "includes them.", ""]
+    for run, _ in runs:
+        cpu = run.get("cpu_shares")
+        if cpu and cpu["samples"]:
+            lines.append(f"### {run['mode']}, L = {run['latency_ms']} ms, C = {run['concurrency']:,}: hottest methods")
+            lines.append("")
+            lines += [f"- {share:.1%} `{method}`" for method, share in cpu["top_leaves"]]
+            lines.append("")
+    return "\n".join(lines)
 
 
 def table(rows, machine):
@@ -141,11 +222,15 @@ def main(out):
     rows = [figures(run) for run in runs]
     machine = (out / "machine.txt").read_text().splitlines() if (out / "machine.txt").exists() else []
     (out / "table.md").write_text(table(rows, machine))
+    (out / "cpu.md").write_text(cpu_table(list(zip(runs, rows))))
     (out / "results.json").write_text(json.dumps(rows, indent=2))
     chart(rows, out / "chart.png")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if sys.argv[1:] == ["--cpu-shares"]:
+        print(json.dumps(cpu_shares(sys.stdin.read())))
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1])
