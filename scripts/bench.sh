@@ -15,6 +15,8 @@
 #   --modes LIST        comma-separated modes (default: every mode of the variant table, chart/values.yaml)
 #   --scenarios LIST    comma-separated LATENCY_MS:CONCURRENCY (default 1000:100,1000:1000,1000:5000,1000:10000,100:1000)
 #   --quick             3 s per run, 3 s of warm-up, scenarios 1000:100,100:100 (a smoke run, not a measurement)
+#   --idle-connections N  memory per connection: each mode holds N idle keep-alive connections, measured
+#                       with the JVM's Native Memory Tracking, heap after GC and RSS (default 10000, 0: skip)
 #   --service-args ARGS  more arguments for every service JVM, after the bench's own: Spring settings
 #                       (--management.observations.enable.http.server.requests=false) or JVM flags
 #                       (-XX:...), to measure what one setting costs; recorded in machine.txt
@@ -29,6 +31,7 @@ set -o errexit -o nounset -o pipefail
 
 duration=20
 quick=0
+idle_connections=10000
 modes=-
 service_args=()
 scenarios=1000:100,1000:1000,1000:5000,1000:10000,100:1000
@@ -37,7 +40,8 @@ while [ $# -gt 0 ]; do
     --duration) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--duration needs a whole number of seconds" "e.g. --duration 20"; duration=$2; shift 2 ;;
     --modes) [ -n "${2:-}" ] || die "--modes needs a list" "e.g. --modes blocking,reactive"; modes=$2; shift 2 ;;
     --scenarios) [[ ${2:-} =~ ^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$ ]] || die "--scenarios needs LATENCY_MS:CONCURRENCY pairs" "e.g. --scenarios 1000:100,100:1000"; scenarios=$2; shift 2 ;;
-    --quick) duration=3 quick=1; scenarios=1000:100,100:100; shift ;;
+    --quick) duration=3 quick=1 idle_connections=1000; scenarios=1000:100,100:100; shift ;;
+    --idle-connections) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--idle-connections needs a whole number" "e.g. --idle-connections 10000"; idle_connections=$2; shift 2 ;;
     --service-args) [ -n "${2:-}" ] || die "--service-args needs the arguments" "e.g. --service-args --demo.netty-metrics=false"
       read -r -a service_args <<<"$2"; shift 2 ;;
     -h | --help) ll_usage; exit 0 ;;
@@ -115,7 +119,7 @@ start_mode() {
     case $arg in -XX:* | -D* | -X*) jvm_flags+=("$arg") ;; *) spring_args+=("$arg") ;; esac
   done
   taskset -c "$SERVICE_CPU" "$JAVA_HOME/bin/java" -XX:ActiveProcessorCount=1 -Xms$HEAP -Xmx$HEAP \
-    -Dreactor.netty.ioWorkerCount=$EVENT_LOOPS ${jvm_flags[@]+"${jvm_flags[@]}"} -jar "$JAR" --server.port="$port" \
+    -Dreactor.netty.ioWorkerCount=$EVENT_LOOPS -XX:NativeMemoryTracking=summary ${jvm_flags[@]+"${jvm_flags[@]}"} -jar "$JAR" --server.port="$port" \
     --demo.mode="$mode" --logging.level.root=WARN ${spring_args[@]+"${spring_args[@]}"} >"$LL_LOGS/service-$mode.log" 2>&1 9>&- &
   PIDS+=("$!")
   eval "PID_$mode=$!"
@@ -201,6 +205,47 @@ profile() {
     END { print n + 0 }'
 }
 
+# memory_snapshot PID: after a full GC, the JVM's own accounting as one JSON object: Native Memory
+# Tracking's committed KiB per category (summary mode: a few % of CPU, on for every run alike), the heap
+# in use, and RSS.
+memory_snapshot() {
+  local pid=$1
+  jcmd_on_loadgen_cpu "$pid" GC.run
+  sleep 1
+  {
+    taskset -c "$LOADGEN_CPU" "$JAVA_HOME/bin/jcmd" "$pid" VM.native_memory summary scale=KB |
+      sed -n 's/^-[[:space:]]*\([A-Za-z][A-Za-z ]*[A-Za-z]\) (reserved=[0-9]*KB, committed=\([0-9]*\)KB.*/"\1":\2,/p'
+    # Every generation's "used NK" (one line for G1; young and tenured for the serial collector, which
+    # the JVM picks on one CPU), not Metaspace's.
+    taskset -c "$LOADGEN_CPU" "$JAVA_HOME/bin/jcmd" "$pid" GC.heap_info |
+      awk '!/Metaspace|class space/ && match($0, / used [0-9]+K/) { n += substr($0, RSTART + 6, RLENGTH - 7) } END { printf "\"heap used\":%d,", n }'
+    echo "\"RSS\":$(rss_kib "$pid")"
+  } | tr -d '\n' | sed 's/^/{/; s/$/}/'
+}
+
+# idle_memory MODE: what holding $idle_connections idle keep-alive connections costs MODE's JVM, as one
+# JSON line: the snapshots before and while holding them (scripts/libexec/hold_connections.py).
+idle_memory() {
+  local mode=$1 port pid before during opened fifo=$out/hold-$1.fifo holder
+  port=$(port_of "$mode")
+  pid=$(eval "echo \$PID_$mode")
+  before=$(memory_snapshot "$pid")
+  # The holder keeps the connections until its standard input (the FIFO, held open by fd 8) closes.
+  mkfifo "$fifo"
+  taskset -c "$LOADGEN_CPU" "$LL_VENV/bin/python" "$LL_ROOT/scripts/libexec/hold_connections.py" "$port" "$idle_connections" \
+    <"$fifo" >"$LL_LOGS/hold-$mode.log" 2>&1 9>&- &
+  holder=$!
+  exec 8>"$fifo"
+  ll_retry 300 grep -q '^open ' "$LL_LOGS/hold-$mode.log" || warn "$mode: the connections did not open in 300 s"
+  opened=$(grep '^open ' "$LL_LOGS/hold-$mode.log" || echo "open 0")
+  during=$(memory_snapshot "$pid")
+  exec 8>&-
+  wait "$holder" || true
+  rm -f "$fifo"
+  printf '{"mode":"%s","asked":%s,"opened":%s,"open_line":"%s","before":%s,"during":%s}\n' \
+    "$mode" "$idle_connections" "$(awk '{print $2}' <<<"$opened")" "$opened" "$before" "$during"
+}
+
 # run_one MODE LATENCY_MS CONCURRENCY: one open-loop run, its figures as one JSON line.
 run_one() {
   local mode=$1 latency=$2 conc=$3 port pid rate timeout idle_rss idle_threads load_rss load_threads conns
@@ -267,6 +312,14 @@ for mode in "${mode_list[@]}"; do
   log "warm-up of $mode: ${WARMUP_S}s at $WARMUP_RPS req/s of 1 ms"
   warm_up "$mode"
 done
+
+if [ "$idle_connections" -gt 0 ]; then
+  : >"$out/memory.jsonl"
+  for mode in "${mode_list[@]}"; do
+    log "memory of $idle_connections idle keep-alive connections -> $mode"
+    idle_memory "$mode" >>"$out/memory.jsonl"
+  done
+fi
 
 results=$out/results.jsonl
 : >"$results"

@@ -3,8 +3,8 @@
 Usage: python scripts/libexec/bench_report.py REPORT_DIR
        jfr print --stack-depth 64 --events jdk.ExecutionSample RUN.jfr | python bench_report.py --cpu-shares
 Reads REPORT_DIR/results.jsonl (one run a line: the mode, the scenario, memory and thread samples,
-vegeta's JSON report and the run's CPU shares) and REPORT_DIR/machine.txt; writes table.md, cpu.md and
-chart.png there. --cpu-shares reads a JFR recording's CPU samples and prints, as JSON, the share of
+vegeta's JSON report and the run's CPU shares), REPORT_DIR/memory.jsonl (the idle connections' memory)
+and REPORT_DIR/machine.txt; writes table.md, cpu.md, memory.md and chart.png there. --cpu-shares reads a JFR recording's CPU samples and prints, as JSON, the share of
 them spent in each per-request instrument and library (CPU_PARTS): where a mode's CPU goes.
 """
 
@@ -149,6 +149,28 @@ def cpu_table(runs):
     return "\n".join(lines)
 
 
+def memory_table(records):
+    """memory.md: what each mode's JVM spent per idle keep-alive connection, by the JVM's own accounting."""
+    lines = ["| mode | connections | RSS per connection | heap in use after GC, per connection | native (NMT, outside the heap) per connection | where (NMT categories that grew, KiB per connection) |",
+             "|---|---|---|---|---|---|"]
+    for m in records:
+        n = m["opened"]
+        if not n:
+            lines.append(f"| {m['mode']} | 0 ({m['open_line']}) | - | - | - | - |")
+            continue
+        before, during = m["before"], m["during"]
+        grew = {k: (during.get(k, 0) - before.get(k, 0)) / n for k in during
+                if k not in ("RSS", "heap used", "Java Heap", "Total")}
+        native = sum(grew.values())
+        top = ", ".join(f"{k} {v:.1f}" for k, v in sorted(grew.items(), key=lambda kv: -kv[1])[:4] if v > 0.05)
+        lines.append(f"| {m['mode']} | {n:,} | {(during['RSS'] - before['RSS']) / n:.1f} KiB "
+                     f"| {(during.get('heap used', 0) - before.get('heap used', 0)) / n:.1f} KiB | {native:.1f} KiB | {top or '-'} |")
+    lines += ["", "Each connection sent one request, read its answer and stayed open, idle (scripts/libexec/hold_connections.py).",
+              "Figures are the growth from before the connections to while they were held, after a full GC each time;",
+              "the heap's committed size is fixed (-Xms = -Xmx), so native excludes it. Target (issue 15): <= 20 KiB per connection."]
+    return "\n".join(lines) + "\n"
+
+
 def table(rows, machine):
     lines = [
         "; ".join(machine),
@@ -223,6 +245,9 @@ def main(out):
     machine = (out / "machine.txt").read_text().splitlines() if (out / "machine.txt").exists() else []
     (out / "table.md").write_text(table(rows, machine))
     (out / "cpu.md").write_text(cpu_table(list(zip(runs, rows))))
+    if (out / "memory.jsonl").exists():
+        memory = [json.loads(line) for line in (out / "memory.jsonl").read_text().splitlines() if line.strip()]
+        (out / "memory.md").write_text(memory_table(memory))
     (out / "results.json").write_text(json.dumps(rows, indent=2))
     chart(rows, out / "chart.png")
 
