@@ -196,7 +196,7 @@ def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settin
     summary, html = (folder / "summary.md").read_text(), (folder / "report.html").read_text()
     for text in ("liveness every 5 s, 1 s timeout, 3 failures /livez on http", "first liveness kill expected at 9-20 s"):
         assert text in summary and text in html
-    assert "note:" not in summary
+    assert "note: run.json records no probe settings" not in summary
     assert json.loads((folder / "verdict.json").read_text())["killWindows"]["blocking"] == {"fromS": 9, "toS": 20, "earliestS": 11, "latestS": 16}
 
 
