@@ -154,12 +154,10 @@ release_cluster() {
 # swarm_status: "STATE USERS" of the in-cluster Locust (its web UI's /stats/requests), or fails when
 # nothing answers there.
 swarm_status() {
-  local json state users
+  local json
   json=$(curl -fsS -m 5 "$LL_LOCUST_UI/stats/requests" 2>/dev/null) || return 1
-  state=$(sed -n 's/.*"state": *"\([a-z]*\)".*/\1/p' <<<"$json")
-  users=$(sed -n 's/.*"user_count": *\([0-9]*\).*/\1/p' <<<"$json")
-  [ -n "$state" ] || return 1
-  echo "$state ${users:-?}"
+  # The workers' entries have a "state" too: only a JSON parser tells the runner's own.
+  python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["state"], d.get("user_count", "?"))' <<<"$json" 2>/dev/null
 }
 
 swarm_busy() { case " $LL_SWARM_BUSY " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
