@@ -146,8 +146,10 @@ ensure_cluster() {
 # wait for Ready pods, and 5 minutes for the rest (replacing pods, the report). A lock older than that
 # is a left-over (see scripts/lib/ownership.sh).
 max_run_seconds() {
-  local ready=${LIVENESS_LAB_READY_WAIT:-300s}
-  echo $((RAMP + HOLD + COOLDOWN + QUIET + 120 + ${#VARIANT_LIST[@]} * ${ready%s} + 300))
+  local ready=${LIVENESS_LAB_READY_WAIT:-300s} wait=300
+  # kubectl's duration forms that a person would write: 300, 300s, 5m.
+  if [[ $ready =~ ^([0-9]+)s?$ ]]; then wait=${BASH_REMATCH[1]}; elif [[ $ready =~ ^([0-9]+)m$ ]]; then wait=$((BASH_REMATCH[1] * 60)); fi
+  echo $((RAMP + HOLD + COOLDOWN + QUIET + 120 + ${#VARIANT_LIST[@]} * wait + 300))
 }
 
 # replace_restarted_pods: deletes the chosen variants' pods that have restarted; their ReplicaSets
