@@ -241,7 +241,8 @@ def test_a_run_with_extra_load_has_no_verdict_and_exits_2(tmp_path):
     summary, html = (folder / "summary.md").read_text(), (folder / "report.html").read_text()
     assert summary.startswith("# liveness-lab scripted run: INCONCLUSIVE")
     assert "- reactive: its pods served 1,620 requests, the run offered 930 (allowed up to 997): another load generator swarmed it too" in summary
-    for text in ("| served by its pods / offered by Locust | 0 / 186 (0%) | 1,620 / 930 (174%) |", "## Load the variants saw"):
+    for text in ("| served by its pods / offered by Locust | 0 / 186 (0%) | 1,620 / 930 (174%) |", "## Load the variants saw",
+                 "- NOT ALONE reactive: served 1,620 / 930 (174%) offered; at most 997 allowed"):
         assert text in summary
     assert "1,620 / 930 (174%)" in html
     load = json.loads((folder / "verdict.json").read_text())["load"]["variants"]["reactive"]
