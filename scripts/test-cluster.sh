@@ -472,12 +472,12 @@ check "laptop dry-run: registry path, no tool built with Go" laptop_plan || true
 check "off root Debian a failed registry check stops" no_silent_switch || true
 check "demo.sh: unknown argument, --no-stop-swarm in --help" demo_arguments || true
 check "cluster lock: free, taken and given back" lock_free_is_taken_and_given_back || true
-check "cluster lock: held by another run, refused with the holder and the fix" lock_held_is_refused || true
+check "cluster lock: another run's, refused naming holder and fix" lock_held_is_refused || true
 check "cluster lock: held by a live pid on this host, refused" lock_of_a_live_pid_on_this_host_is_refused || true
 check "cluster lock: its pid gone, taken over" lock_of_a_gone_pid_is_taken_over || true
 check "cluster lock: past its expiry, taken over" lock_past_its_expiry_is_taken_over || true
 check "cluster lock: a child runs under its parent's token" child_runs_under_its_parent || true
-check "in-cluster swarm: refused with the stop command (--no-stop-swarm)" swarm_is_refused_with_the_stop_command || true
+check "in-cluster swarm: --no-stop-swarm refuses, prints the stop" swarm_is_refused_with_the_stop_command || true
 check "in-cluster swarm: stopped, and said so" swarm_is_stopped_and_said || true
 check "in-cluster Locust idle or absent: no swarm" no_locust_is_no_swarm || true
 check "shellcheck" shellcheck_clean || true
