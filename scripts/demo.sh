@@ -18,7 +18,15 @@
 #                        (default: the ones enabled there); a variant off in the chart must be enabled first
 #   --out DIR            report folder (default reports/<UTC timestamp>)
 #   --keep-pods          do not replace pods that restarted before the run (see below)
+#   --no-stop-swarm      refuse to run while the in-cluster Locust swarms (default: stop its swarm, and say so)
 #   --help
+#
+# A run owns the cluster (scripts/lib/ownership.sh): it takes a lock in the cluster (ConfigMap
+# liveness-lab-run-lock) and refuses to start while another scripted run holds it, from any clone or
+# machine, naming the holder and how to clear a lock left behind; it stops a swarm started in the
+# in-cluster Locust's web UI (or refuses, with --no-stop-swarm) and waits for the variants to be idle.
+# Its report compares the requests each variant's pods served with those Locust offered, and gives no
+# verdict over load it did not offer.
 #
 # The defaults offer 20 req/s per variant of 1 s each: 20 requests in flight against a blocking pod's
 # 4 event loops saturates it at once, while the reactive pod keeps 20 timers and uses little CPU, so a
@@ -30,6 +38,8 @@
 # to build, and the same path a user's browser takes.
 #
 # Environment (defaults): LIVENESS_LAB_READY_WAIT=300s   how long the pods may take to be Ready first
+#   LIVENESS_LAB_LOCK_TOKEN        set by a parent run holding the cluster lock: run under its lock
+#   LIVENESS_LAB_LOCUST_UI=http://127.0.0.1:8089   the in-cluster Locust's web UI, asked for its swarm
 # shellcheck source-path=SCRIPTDIR
 set -o errexit -o nounset -o pipefail
 
@@ -38,11 +48,15 @@ LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 . "$LL_LIB/common.sh"
 # shellcheck source=lib/cluster.sh
 . "$LL_LIB/cluster.sh"
+# shellcheck source=lib/ownership.sh
+. "$LL_LIB/ownership.sh"
 # shellcheck source=lib/venv.sh
 . "$LL_LIB/venv.sh"
 
 # LATENCY_MS: empty until resolve_latency_ms, which takes Locust's default rather than restating it.
-HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY_MS=${LIVENESS_LAB_LATENCY_MS:-} VARIANTS=- OUT='' KEEP_PODS=0
+HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY_MS=${LIVENESS_LAB_LATENCY_MS:-} VARIANTS=- OUT='' KEEP_PODS=0 STOP_SWARM=1
+# LL_ARGS: the command line, recorded in the cluster lock so a refused run can say who holds it.
+LL_ARGS="$*"
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
@@ -54,6 +68,7 @@ parse_args() {
         esac
         shift ;;
       --keep-pods) KEEP_PODS=1 ;;
+      --no-stop-swarm) STOP_SWARM=0 ;;
       -h | --help) ll_usage; exit 0 ;;
       *) die "unknown argument: $1" "see $0 --help" ;;
     esac
@@ -113,6 +128,9 @@ ensure_cluster() {
         die "variant '$v' is not deployed" "enable it: helm upgrade liveness-lab chart --reuse-values -n $LL_NAMESPACE --set variants.$v.enabled=true (or leave it out of --variants)"
     done
   fi
+  # Before anything changes: another run's pods are not ours to replace, nor its swarm ours to stop.
+  claim_cluster demo.sh "$(max_run_seconds)"
+  ensure_no_swarm "$STOP_SWARM"
   [ "$KEEP_PODS" = 1 ] || replace_restarted_pods
   local v
   for v in "${VARIANT_LIST[@]}"; do
@@ -121,6 +139,17 @@ ensure_cluster() {
       --timeout="${LIVENESS_LAB_READY_WAIT:-300s}" >/dev/null ||
       die "the $v pods are not Ready" "kubectl --context $LL_KUBE_CONTEXT -n $LL_NAMESPACE describe pods"
   done
+  wait_variants_idle "${VARIANT_LIST[@]}"
+}
+
+# max_run_seconds: the longest this run can hold the cluster: its timetable, the recorder's margin, the
+# wait for Ready pods, and 5 minutes for the rest (replacing pods, the report). A lock older than that
+# is a left-over (see scripts/lib/ownership.sh).
+max_run_seconds() {
+  local ready=${LIVENESS_LAB_READY_WAIT:-300s} wait=300
+  # kubectl's duration forms that a person would write: 300, 300s, 5m.
+  if [[ $ready =~ ^([0-9]+)s?$ ]]; then wait=${BASH_REMATCH[1]}; elif [[ $ready =~ ^([0-9]+)m$ ]]; then wait=$((BASH_REMATCH[1] * 60)); fi
+  echo $((RAMP + HOLD + COOLDOWN + QUIET + 120 + ${#VARIANT_LIST[@]} * wait + 300))
 }
 
 # replace_restarted_pods: deletes the chosen variants' pods that have restarted; their ReplicaSets
@@ -178,6 +207,12 @@ stop_recorder() {
   RECORDER_PID=
 }
 
+# on_exit: the recorder stopped, the cluster lock given back, however the run ends.
+on_exit() {
+  stop_recorder
+  release_cluster
+}
+
 run_swarm() {
   local total=$((RAMP + HOLD + COOLDOWN + QUIET)) settings
   mkdir -p "$OUT"
@@ -186,7 +221,6 @@ run_swarm() {
   "$LL_VENV/bin/python" -m report.recorder --out "$OUT/timeline.jsonl" --duration $((total + 120)) \
     2>"$OUT/recorder.log" &
   RECORDER_PID=$!
-  trap stop_recorder EXIT
   sleep 5
   log "swarming ${VARIANT_LIST[*]}: $USERS users each at $RATE req/s, ${LATENCY_MS} ms; ramp ${RAMP}s, hold ${HOLD}s, quiet ${QUIET}s (~$((total / 60 + 1)) min)"
   # Read before the clock starts: locust_started must be the moment Locust starts.
@@ -205,6 +239,10 @@ run_swarm() {
 
 main() {
   parse_args "$@"
+  # Ctrl-C and kill end the script through its EXIT trap, which releases the lock.
+  trap on_exit EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   ensure_locust_venv runtime
   resolve_latency_ms
   resolve_variants

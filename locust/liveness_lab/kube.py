@@ -88,6 +88,18 @@ class Kube:
         """Events about pods in the namespace, as API JSON."""
         return self._call("events", lambda api: api.list_namespaced_event, field_selector="involvedObject.kind=Pod")
 
+    def pod_proxy(self, pod: str, port: int, path: str, timeout_s: float) -> bytes:
+        """GET a pod's own endpoint through the API server (pods/proxy: the recorder's view of the service's
+        metrics). TIMEOUT_S is short: a saturated blocking pod may not answer at all."""
+        api = self._connect()
+        try:
+            resp = api.connect_get_namespaced_pod_proxy_with_path(
+                f"{pod}:{port}", self.namespace, path, _preload_content=False, _request_timeout=timeout_s
+            )
+        except Exception as e:
+            raise KubeUnavailable(f"pod proxy {pod}:{port}/{path} failed: {_short(e)}") from e
+        return resp.data
+
     def node_proxy(self, node: str, path: str) -> bytes:
         """GET a kubelet endpoint through the API server (nodes/proxy: the recorder's CPU check only)."""
         api = self._connect()

@@ -159,6 +159,29 @@ def event_log(a: VariantAnalysis) -> Section:
     ])])
 
 
+def load_rows(result: Verdict) -> list[list[str]]:
+    """The figures table's served-vs-offered row, when the timeline has the service's own counts."""
+    if not result.loads:
+        return []
+    return [["served by its pods / offered by Locust"] + [result.loads[v].describe() if v in result.loads else "-" for v in result.analyses]]
+
+
+def load_items(result: Verdict) -> Items:
+    """Per variant the comparison with its allowance, then what was missed."""
+    items = [
+        Item(
+            f"{v}: served {x.describe()} offered; at most {x.offered + x.allowance:,} allowed "
+            f"({x.allowance:,} = one per user, for the requests cut off when Locust stops, + 5 % for its client's retries); "
+            f"before the swarm: {x.before_start_in_flight} in flight, {x.before_start_served} served",
+            # Not a failed check of the claim: a run that was not alone has no verdict at all.
+            "NOT ALONE" if x.extra or x.busy_before else "UNREAD" if x.served is None else "ok",
+            "fail" if x.extra or x.busy_before or x.served is None else "ok",
+        )
+        for v, x in result.loads.items()
+    ]
+    return Items(items + [Item(n, "note:") for n in result.load_notes])
+
+
 def report_document(result: Verdict, run: dict, images: dict[str, Path] | None = None) -> Document:
     """The report's sections, for summary.md and report.html alike."""
     an = result.analyses
@@ -172,7 +195,7 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
         "liveness-lab scripted run",
         result.verdict,
         [
-            Section("", [run_line(result, run), Table([""] + list(an), [[label] + [fn(a) for a in an.values()] for label, fn in FIGURE_ROWS])]),
+            Section("", [run_line(result, run), Table([""] + list(an), [[label] + [fn(a) for a in an.values()] for label, fn in FIGURE_ROWS] + load_rows(result))]),
             Section("Settings read from the cluster", [settings_items(result)]),
             Section("Errors (most frequent, per variant)", [Items(errors)]),
             Section("The run was disturbed: no verdict", [Items([Item(d, state="fail") for d in result.disturbances])]),
@@ -180,6 +203,7 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
                 Items([Item(f"{c.who}: {c.text}", "ok" if c.ok else "FAIL", "ok" if c.ok else "fail") for c in result.checks], "none (neither blocking nor reactive ran)"),
                 Items([Item(n, "note:") for n in result.notes]),
             ]),
+            Section("Load the variants saw (their own request counts)", [load_items(result)]),
             Section("CPU starvation check", [Items(cpu_items)]),
             *(Section(name, [Image(name, path)], full_report_only=True) for name, path in (images or {}).items()),
             Section("Events during the run", [event_log(a) for a in an.values()], full_report_only=True),

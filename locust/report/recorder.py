@@ -7,6 +7,12 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
 
 - ``pods``: every ``--every`` seconds, the pods (``kube.pod_record``: ready, restarts, last termination);
 - ``event``: each new or re-counted event about a pod (``Unhealthy``, ``Killing``, ``BackOff``...);
+- ``metrics``: every ``--metrics-every`` seconds, each variant pod's own count of the requests it served
+  (``demo_work_latency_seconds_count``, summed over its ``mode`` tag) and of those in flight
+  (``demo_requests_in_flight``), read from ``/actuator/prometheus`` through the API server's pod proxy,
+  with the pod's restart count (a restarted container counts from 0 again); a pod that did not answer
+  (a saturated blocking pod often does not) is listed under ``missed`` with the reason. A thread of its
+  own, so a pod that keeps the scrape waiting does not delay the pod snapshots;
 - ``cpu``: the machine's CPU busy fraction from /proc/stat (kind's node shares this kernel), and
   ``throttle``: CFS throttling per pod from the kubelet's cAdvisor metrics, when the API allows
   ``nodes/proxy`` (an admin kubeconfig does; the in-cluster Role does not, and the report says so);
@@ -20,13 +26,20 @@ import json
 import re
 import signal
 import sys
+import threading
 import time
 
 from liveness_lab.kube import Kube, KubeUnavailable, event_record, pod_record
+from liveness_lab.variants import SERVICE_PORT
 
 THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
 _METRIC = re.compile(r'^(\w+)\{([^}]*)\}\s+([0-9.eE+-]+)')
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
+# The service's own meters (WorkController): requests to /api/work finished, and those being served now.
+SERVED_METRIC, IN_FLIGHT_METRIC = "demo_work_latency_seconds_count", "demo_requests_in_flight"
+# A scrape waits this long at most: a blocking pod whose event loops are all asleep answers nothing, and
+# the next sample is due anyway.
+METRICS_TIMEOUT_S = 2.0
 
 
 def cpu_times(path="/proc/stat"):
@@ -57,18 +70,64 @@ def parse_throttle(text: str, namespace: str) -> dict:
     return out
 
 
+def parse_service_metrics(text: str) -> dict:
+    """The service's served and in-flight counts in one /actuator/prometheus text, summed over their label
+    sets (one per mode tag): {"served": n, "inFlight": n}; a meter missing from the text is left out."""
+    found = {}
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        key = {SERVED_METRIC: "served", IN_FLIGHT_METRIC: "inFlight"}.get(name)
+        if key:
+            try:
+                found[key] = found.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
+            except (IndexError, ValueError):
+                continue
+    return {k: int(v) for k, v in found.items()}
+
+
 class Recorder:
-    def __init__(self, out, kube: Kube, every=1.0, events_every=2.0, throttle_every=15.0):
+    def __init__(self, out, kube: Kube, every=1.0, events_every=2.0, throttle_every=15.0, metrics_kube: Kube | None = None, metrics_every=2.0):
         self.out, self.kube = out, kube
         self.every, self.events_every, self.throttle_every = every, events_every, throttle_every
+        # The metrics thread has a client of its own: no connection shared across threads.
+        self.metrics_kube, self.metrics_every = metrics_kube, metrics_every
         self.seen_events = set()
         self.node = None
         self.throttle_ok = True
         self.stopped = False
+        self._lock = threading.Lock()
 
     def write(self, kind, **fields):
-        self.out.write(json.dumps({"t": round(time.time(), 3), "kind": kind, **fields}) + "\n")
-        self.out.flush()
+        with self._lock:
+            self.out.write(json.dumps({"t": round(time.time(), 3), "kind": kind, **fields}) + "\n")
+            self.out.flush()
+
+    def metrics(self):
+        """One sample of every variant pod's own counters (see the module docstring)."""
+        kube = self.metrics_kube
+        sampled, missed = {}, {}
+        for pod in map(pod_record, kube.pods()):
+            if not pod["variant"] or pod["deleting"]:
+                continue
+            seen = {"variant": pod["variant"], "restarts": pod["restarts"], "t": round(time.time(), 3)}
+            try:
+                text = kube.pod_proxy(pod["name"], SERVICE_PORT, "actuator/prometheus", METRICS_TIMEOUT_S)
+                sampled[pod["name"]] = seen | parse_service_metrics(text.decode("utf-8", "replace"))
+            except KubeUnavailable as e:
+                missed[pod["name"]] = seen | {"message": pod["waiting"] or str(e)}
+        self.write("metrics", pods=sampled, missed=missed)
+
+    def metrics_loop(self, until):
+        while True:
+            tick = time.time()
+            try:
+                self.metrics()
+            except KubeUnavailable as e:
+                self.write("error", what="metrics", message=str(e))
+            if self.stopped or time.time() >= until:
+                return  # the last sample is taken after the stop: the run's count is complete
+            while not self.stopped and time.time() < min(until, tick + self.metrics_every):
+                time.sleep(0.2)
 
     def pods(self):
         pods = self.kube.pods()
@@ -98,7 +157,12 @@ class Recorder:
         started = time.time()
         last_events = last_throttle = 0.0
         cpu_before = cpu_times()
-        self.write("start", namespace=self.kube.namespace)
+        # "metrics": this timeline samples the service's own counters (a run recorded before did not).
+        self.write("start", namespace=self.kube.namespace, metrics=self.metrics_kube is not None)
+        sampler = None
+        if self.metrics_kube is not None:
+            sampler = threading.Thread(target=self.metrics_loop, args=(started + duration,), daemon=True)
+            sampler.start()
         while not self.stopped and time.time() - started < duration:
             tick = time.time()
             try:
@@ -122,6 +186,8 @@ class Recorder:
             self.throttle()
         except KubeUnavailable as e:
             self.write("error", what="api", message=str(e))
+        if sampler is not None:
+            sampler.join(timeout=3 * METRICS_TIMEOUT_S + 10)
         self.write("stop")
 
 
@@ -131,9 +197,10 @@ def main(argv=None):
     parser.add_argument("--duration", type=float, required=True, help="seconds to record at most")
     parser.add_argument("--namespace", default=None, help="default: $LIVENESS_LAB_NAMESPACE or liveness-lab")
     parser.add_argument("--every", type=float, default=1.0, help="seconds between pod snapshots")
+    parser.add_argument("--metrics-every", type=float, default=2.0, help="seconds between samples of the service's own counters")
     args = parser.parse_args(argv)
     with open(args.out, "a", encoding="utf-8") as out:
-        recorder = Recorder(out, Kube(args.namespace), every=args.every)
+        recorder = Recorder(out, Kube(args.namespace), every=args.every, metrics_kube=Kube(args.namespace), metrics_every=args.metrics_every)
 
         def stop(*_):
             recorder.stopped = True

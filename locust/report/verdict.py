@@ -6,8 +6,15 @@ liveness probe failures (not OOMKilled, not evicted), the first kill on time for
 settings; every reactive pod has no restart and no `Unhealthy` event, and the reactive requests have no
 failure. Offloaded and virtual are reported as they fall; no verdict is invented for them. The verdict is
 PASS, FAIL, or INCONCLUSIVE: blocking or reactive was not in the run, pods were replaced during it
-(someone rolled the Deployments out or deleted pods), or the Kubernetes API stopped answering (the
-cluster went away).
+(someone rolled the Deployments out or deleted pods), the Kubernetes API stopped answering (the
+cluster went away), or the variants carried load this run did not offer.
+
+The load a variant saw is its own pods' count of the requests they served (the recorder's ``metrics``
+samples), compared with the requests Locust offered it: more than Locust offered (beyond
+``load_allowance``), or requests in flight or served before Locust started, means something else was
+swarming the variants (the in-cluster Locust, a second run), and no verdict is given over load the run
+did not offer. A variant whose count was never read cannot be checked, which is no verdict either; a
+timeline recorded before the recorder read the counts gets a note instead.
 
 The first kill is timed against run.json's probe settings (settings.kill_window: the window and its
 slack); a run recorded before run.json held them gets no timing check, and the report says so.
@@ -32,6 +39,13 @@ THROTTLE_WARN = 0.25
 API_ERRORS_DISTURBED = 5
 # The reactive median may exceed the requested latency by this factor before we call it starved.
 LATENCY_WARN_FACTOR = 1.5
+# How many more requests a variant's pods may count than Locust offered it, with nobody else sending any:
+# one per user, because each user has at most one request in flight and those Locust cuts off when it
+# stops its users are served but never counted by Locust; plus 5 % of the offered load, because Locust's
+# FastHttpUser client sends a request again once when a kept-alive connection was closed under it (a
+# restarting pod does that), which the service may count twice. Another swarm adds its whole rate, far more.
+EXTRA_PER_USER = 1
+EXTRA_SHARE = 0.05
 # The variant the claim expects the kubelet to kill, and the one it expects left alone.
 EXPECTED_KILLED, EXPECTED_SPARED = "blocking", "reactive"
 EXIT_CODES = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 2}
@@ -387,6 +401,135 @@ def analyze_variant(variant: str, data: RunData, phases: Phases, settings: Varia
     )
 
 
+@dataclass
+class ServedLoad:
+    """One variant's load as its own pods counted it (the recorder's ``metrics`` samples), against what
+    Locust offered it."""
+
+    variant: str
+    offered: int  # Locust's requests to the variant, failed ones included
+    allowance: int  # load_allowance: what the pods may count beyond `offered` on their own
+    served: int | None  # requests the pods finished over the recording; None: no pod was ever read
+    samples: int  # answered scrapes
+    missed: dict[str, int]  # pod -> scrapes it did not answer
+    resets: dict[str, int]  # pod -> counter restarts from 0 (its container restarted)
+    before_start_in_flight: int  # most requests in flight in one sample before Locust started
+    before_start_served: int  # requests finished between the samples before Locust started
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.served is None or not self.offered else self.served / self.offered
+
+    @property
+    def extra(self) -> bool:
+        """More served than offered, beyond the allowance: someone else was sending requests."""
+        return self.served is not None and self.served > self.offered + self.allowance
+
+    @property
+    def busy_before(self) -> bool:
+        return self.before_start_in_flight > 0 or self.before_start_served > 0
+
+    def describe(self) -> str:
+        """The served-vs-offered figure: "3,702 / 3,720 (100 %)"."""
+        if self.served is None:
+            return f"not read / {self.offered:,}"
+        ratio = f" ({self.ratio:.0%})" if self.ratio is not None else ""
+        return f"{self.served:,} / {self.offered:,}{ratio}"
+
+    def to_json(self) -> dict:
+        return {
+            "served": self.served, "offered": self.offered, "allowance": self.allowance, "samples": self.samples,
+            "missed": self.missed, "resets": self.resets, "beforeStartInFlight": self.before_start_in_flight,
+            "beforeStartServed": self.before_start_served, "extra": self.extra, "busyBefore": self.busy_before,
+        }
+
+
+def load_allowance(offered: int, users: int) -> int:
+    """How many requests beyond OFFERED a variant's pods may count with no other load (see EXTRA_PER_USER)."""
+    return users * EXTRA_PER_USER + math.ceil(offered * EXTRA_SHARE)
+
+
+def records_metrics(timeline: list[dict]) -> bool:
+    """The timeline samples the service's own counters (recorded after the recorder learnt to)."""
+    return any(r["kind"] == "metrics" or (r["kind"] == "start" and r.get("metrics")) for r in timeline)
+
+
+def served_load(timeline: list[dict], variant: str, start: float, offered: int, users: int) -> ServedLoad:
+    """Requests the variant's pods served over the recording: per pod, the sum of the increases of its
+    counter between answered scrapes; a counter that went down, or a restart count that went up, started
+    again from 0 with the new container, so its whole value is the increase. A pod first seen after the
+    first sample came up during the run and counts from 0. Before START (Locust's start) the pods must be
+    idle: nothing in flight, nothing finished between two samples."""
+    samples = [r for r in timeline if r["kind"] == "metrics"]
+    first_pods = set(samples[0]["pods"]) | set(samples[0].get("missed", {})) if samples else set()
+    last, served, answered, missed, resets = {}, {}, 0, {}, {}
+    in_flight_before = served_before = 0
+    for r in samples:
+        for pod, m in r.get("missed", {}).items():
+            if m["variant"] == variant:
+                missed[pod] = missed.get(pod, 0) + 1
+        for pod, m in sorted(r["pods"].items()):
+            if m["variant"] != variant or "served" not in m:
+                continue
+            answered += 1
+            before_start = m["t"] < start
+            if before_start:
+                in_flight_before = max(in_flight_before, m.get("inFlight", 0))
+            prev = last.get(pod)
+            if prev is None:
+                # The first answer: a pod there from the start counts from here, a newer one from 0.
+                served[pod] = 0 if pod in first_pods else m["served"]
+            elif m["served"] < prev["served"] or m["restarts"] > prev["restarts"]:
+                served[pod] += m["served"]
+                resets[pod] = resets.get(pod, 0) + 1
+            else:
+                served[pod] += m["served"] - prev["served"]
+                if before_start:
+                    served_before += m["served"] - prev["served"]
+            last[pod] = m
+    return ServedLoad(
+        variant=variant,
+        offered=offered,
+        allowance=load_allowance(offered, users),
+        served=sum(served.values()) if served else None,
+        samples=answered,
+        missed=missed,
+        resets=resets,
+        before_start_in_flight=in_flight_before,
+        before_start_served=served_before,
+    )
+
+
+def load_findings(loads: dict[str, ServedLoad]) -> tuple[list[str], list[str]]:
+    """What the served-vs-offered comparison says: (disturbances, notes)."""
+    disturbed, notes = [], []
+    for v, x in loads.items():
+        if x.served is None:
+            disturbed.append(f"{v}: its pods' own request count was never read: the load they saw cannot be compared with what this run offered")
+            continue
+        if x.busy_before:
+            disturbed.append(
+                f"{v}: already busy before the swarm started ({x.before_start_in_flight} request(s) in flight, "
+                f"{x.before_start_served} served during the baseline): something else is sending it requests"
+            )
+        if x.extra:
+            disturbed.append(
+                f"{v}: its pods served {x.served:,} requests, the run offered {x.offered:,} "
+                f"(allowed up to {x.offered + x.allowance:,}): another load generator swarmed it too"
+            )
+        if x.missed:
+            total = sum(x.missed.values())
+            pods = ", ".join(f"{p} {n}" for p, n in sorted(x.missed.items()))
+            notes.append(
+                f"{v}: {total} of {total + x.samples} scrapes of its pods' counters unanswered ({pods}): a saturated or restarting "
+                "pod does not answer; requests a pod finished after its last answer before a restart are not counted, so "
+                f"{x.served:,} served is a lower bound"
+            )
+        if x.resets:
+            notes.append(f"{v}: counters started again from 0 after a container restart ({', '.join(f'{p} {n}x' for p, n in sorted(x.resets.items()))}); added up")
+    return disturbed, notes
+
+
 @dataclass(frozen=True)
 class Check:
     who: str
@@ -512,6 +655,9 @@ class Verdict:
     cpu: CpuCheck
     api_errors: int
     kill_windows: dict[str, KillWindow] = field(default_factory=dict)
+    # Served vs offered per variant; empty for a timeline recorded before the recorder read the counts.
+    loads: dict[str, ServedLoad] = field(default_factory=dict)
+    load_notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -531,6 +677,7 @@ class Verdict:
             "phases": vars(self.phases),
             "killWindows": {v: {"fromS": w.low, "toS": w.high, "earliestS": w.earliest_s, "latestS": w.latest_s} for v, w in self.kill_windows.items()},
             "variants": {v: a.to_json() for v, a in self.analyses.items()},
+            "load": {"notes": self.load_notes, "variants": {v: x.to_json() for v, x in self.loads.items()}},
         }
 
 
@@ -563,6 +710,14 @@ def judge(data: RunData) -> Verdict:
     windows = {v: w for v, a in analyses.items() if (w := variant_kill_window(a, run))}
     api_errors = sum(1 for r in data.timeline if r["kind"] == "error" and r.get("what") == "api")
     disturbed = disturbances(analyses, api_errors)
+    loads, load_notes = {}, []
+    if records_metrics(data.timeline):
+        users = int(run["users_per_variant"])
+        loads = {v: served_load(data.timeline, v, phases.start, a.figures.requests, users) for v, a in analyses.items()}
+        more, load_notes = load_findings(loads)
+        disturbed += more
+    else:
+        load_notes = ["the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not compared with what Locust offered"]
     if disturbed:
         verdict = "INCONCLUSIVE"
     elif any(not c.ok for c in checks):
@@ -581,4 +736,6 @@ def judge(data: RunData) -> Verdict:
         cpu=cpu_check(data, phases, analyses, requested_latency_ms(run)),
         api_errors=api_errors,
         kill_windows=windows,
+        loads=loads,
+        load_notes=load_notes,
     )

@@ -196,7 +196,7 @@ def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settin
     summary, html = (folder / "summary.md").read_text(), (folder / "report.html").read_text()
     for text in ("liveness every 5 s, 1 s timeout, 3 failures /livez on http", "first liveness kill expected at 9-20 s"):
         assert text in summary and text in html
-    assert "note:" not in summary
+    assert "note: run.json records no probe settings" not in summary
     assert json.loads((folder / "verdict.json").read_text())["killWindows"]["blocking"] == {"fromS": 9, "toS": 20, "earliestS": 11, "latestS": 16}
 
 
@@ -209,3 +209,118 @@ def test_every_recorded_run_keeps_its_verdict_with_settings_recorded(folder, out
     assert without.verdict == result.verdict == outcome
     # The fail and disturbed runs have no kill to time (no restart; pods replaced first): a note, not a check.
     assert [c for c in result.checks if "first liveness kill" not in c.text] == without.checks
+
+
+# The load the variants saw: their own pods' request counts (the recorder's `metrics` samples) against
+# what Locust offered. run-alone: demo.sh after it stopped a swarm started in the in-cluster web UI;
+# run-extra-load: someone started that swarm again 15 s into the run (fixtures/README.md).
+
+
+@pytest.fixture
+def alone():
+    return verdict.load_run(FIXTURES / "run-alone")
+
+
+def test_a_run_alone_passes_with_served_close_to_offered(alone):
+    result = verdict.judge(alone)
+    assert result.verdict == "PASS", result.disturbances
+    reactive = result.loads["reactive"]
+    # 20 more served than offered: the one request per user in flight when Locust stopped its users.
+    assert (reactive.offered, reactive.served, reactive.allowance) == (930, 950, 20 + 47)
+    assert not reactive.extra and not reactive.busy_before and reactive.missed == {}
+    # A saturated blocking pod answers few scrapes, and its counter dies with each killed container.
+    blocking = result.loads["blocking"]
+    assert blocking.served is not None and blocking.served <= blocking.offered
+    assert sum(blocking.missed.values()) > blocking.samples and sum(blocking.resets.values()) == 2
+    assert any("lower bound" in n for n in result.load_notes)
+
+
+def test_a_run_with_extra_load_has_no_verdict_and_exits_2(tmp_path):
+    folder = shutil.copytree(FIXTURES / "run-extra-load", tmp_path / "run")
+    assert build.main([str(folder)]) == 2
+    summary, html = (folder / "summary.md").read_text(), (folder / "report.html").read_text()
+    assert summary.startswith("# liveness-lab scripted run: INCONCLUSIVE")
+    assert "- reactive: its pods served 1,620 requests, the run offered 930 (allowed up to 997): another load generator swarmed it too" in summary
+    for text in ("| served by its pods / offered by Locust | 0 / 186 (0%) | 1,620 / 930 (174%) |", "## Load the variants saw",
+                 "- NOT ALONE reactive: served 1,620 / 930 (174%) offered; at most 997 allowed"):
+        assert text in summary
+    assert "1,620 / 930 (174%)" in html
+    load = json.loads((folder / "verdict.json").read_text())["load"]["variants"]["reactive"]
+    assert load["extra"] and (load["served"], load["offered"]) == (1620, 930)
+    # Without the other swarm's load nothing else would stop it passing: every claim check holds.
+    assert "FAIL" not in summary.split("## Checks")[1].split("##")[0]
+
+
+def with_reactive_served(data, extra):
+    """DATA with EXTRA added to the reactive pod's count in every sample after the load started."""
+    start = verdict.run_phases(data.run).start
+    for r in data.timeline:
+        for m in r["pods"].values() if r["kind"] == "metrics" else []:
+            if m["variant"] == "reactive" and m["t"] >= start:
+                m["served"] += extra
+    return data
+
+
+def test_the_allowance_is_the_limit_of_extra_load(alone):
+    # 950 served against 930 offered, 67 allowed: 47 more is still alone, 48 more is not.
+    assert verdict.judge(with_reactive_served(copy.deepcopy(alone), 47)).verdict == "PASS"
+    result = verdict.judge(with_reactive_served(copy.deepcopy(alone), 48))
+    assert result.verdict == "INCONCLUSIVE" and "allowed up to 997" in result.disturbances[0]
+
+
+def test_variants_busy_before_the_swarm_give_no_verdict(alone):
+    data = copy.deepcopy(alone)
+    start = verdict.run_phases(data.run).start
+    first = next(r for r in data.timeline if r["kind"] == "metrics")
+    assert all(m["t"] < start for m in first["pods"].values())
+    next(m for m in first["pods"].values() if m["variant"] == "blocking")["inFlight"] = 3
+    result = verdict.judge(data)
+    assert result.verdict == "INCONCLUSIVE"
+    assert result.disturbances == ["blocking: already busy before the swarm started (3 request(s) in flight, 0 served during the baseline): something else is sending it requests"]
+
+
+def metrics_sample(t, served, restarts=0, in_flight=0, pod="liveness-lab-reactive-x"):
+    return {"t": t, "kind": "metrics", "missed": {}, "pods": {pod: {"variant": "reactive", "t": t, "served": served, "inFlight": in_flight, "restarts": restarts}}}
+
+
+def test_a_counter_reset_by_a_restart_is_added_up():
+    timeline = [metrics_sample(0, 7), metrics_sample(20, 17), metrics_sample(30, 5, restarts=1), metrics_sample(40, 9, restarts=1),
+                metrics_sample(50, 30, restarts=2), metrics_sample(60, 2, restarts=2)]
+    # 10, then 5 after the first restart, 4, then 30 (a count above the old one, but a new container),
+    # then a count that went down without a restart seen: a new container all the same, 2.
+    load = verdict.served_load(timeline, "reactive", start=10, offered=100, users=5)
+    assert load.served == 10 + 5 + 4 + 30 + 2 and load.resets == {"liveness-lab-reactive-x": 3}
+    # Requests finished between two samples before the load started: something else sends load.
+    busy = verdict.served_load([metrics_sample(0, 7), metrics_sample(5, 9)] + timeline[1:], "reactive", start=10, offered=100, users=5)
+    assert busy.before_start_served == 2 and busy.busy_before
+
+
+def test_a_variant_whose_count_was_never_read_has_no_verdict(alone):
+    data = copy.deepcopy(alone)
+    for r in data.timeline:
+        if r["kind"] == "metrics":
+            r["missed"].update({p: {**m, "message": "503"} for p, m in r["pods"].items() if m["variant"] == "reactive"})
+            r["pods"] = {p: m for p, m in r["pods"].items() if m["variant"] != "reactive"}
+    result = verdict.judge(data)
+    assert result.verdict == "INCONCLUSIVE" and result.disturbances[0].startswith("reactive: its pods' own request count was never read")
+
+
+def test_a_run_recorded_before_the_counts_keeps_its_verdict_and_says_so(passing):
+    result = verdict.judge(passing)
+    assert result.verdict == "PASS" and result.loads == {}
+    assert result.load_notes == ["the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not compared with what Locust offered"]
+
+
+def test_the_recorder_reads_the_service_counters_of_every_mode_tag():
+    from report.recorder import parse_service_metrics
+
+    text = (
+        "# TYPE demo_requests_in_flight gauge\n"
+        'demo_requests_in_flight{application="liveness-lab-service",mode="reactive"} 3.0\n'
+        'demo_work_latency_seconds_bucket{application="liveness-lab-service",mode="reactive",le="1.0"} 9\n'
+        'demo_work_latency_seconds_count{application="liveness-lab-service",mode="reactive"} 950\n'
+        'demo_work_latency_seconds_count{application="liveness-lab-service",mode="other"} 2\n'
+        'demo_work_latency_seconds_sum{application="liveness-lab-service",mode="reactive"} 951.2\n'
+    )
+    assert parse_service_metrics(text) == {"served": 952, "inFlight": 3}
+    assert parse_service_metrics("# nothing here\n") == {}
