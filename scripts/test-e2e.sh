@@ -13,9 +13,8 @@
 # shellcheck source-path=SCRIPTDIR
 set -o errexit -o nounset -o pipefail
 
-LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/common.sh
-. "$LL_LIB/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source=lib/checks.sh
 . "$LL_LIB/checks.sh"
 # shellcheck source=lib/tools.sh

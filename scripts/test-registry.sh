@@ -32,9 +32,8 @@ set -o errexit -o nounset -o pipefail
 # The caller's PATH, before use_tools_bin puts .tools/bin first: the e2e's PATH is made from it.
 ORIG_PATH=$PATH
 
-LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/common.sh
-. "$LL_LIB/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source=lib/checks.sh
 . "$LL_LIB/checks.sh"
 # shellcheck source=lib/tools.sh

@@ -17,7 +17,9 @@ ll_check_bash() {
 ll_check_bash "${BASH_VERSINFO[0]:-0}" || exit 1
 
 LL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-export LL_ROOT
+# The sourced libraries, this one's folder: a script sources the others as "$LL_LIB/NAME.sh".
+LL_LIB=$LL_ROOT/scripts/lib
+export LL_ROOT LL_LIB
 # shellcheck source=scripts/versions.env
 . "$LL_ROOT/scripts/versions.env"
 LL_CACHE=${LIVENESS_LAB_CACHE:-$HOME/.cache/liveness-lab}
