@@ -116,15 +116,26 @@ def run_phases(run: dict) -> Phases:
 
 
 @dataclass
-class Sample:
-    """One row of a variant's stats history: requests/s and failures/s over the last window, latency."""
+class Counts:
+    """Locust's request and failure counts of one variant, and its latency percentiles in ms."""
 
-    t: float
     requests: int
     failures: int
     p50: float | None
     p95: float | None
     p99: float | None
+
+
+def percentiles(row: dict) -> dict:
+    """The p50, p95 and p99 of a Locust CSV row (stats or stats history), None where it has none."""
+    return {"p50": num(row.get("50%")), "p95": num(row.get("95%")), "p99": num(row.get("99%"))}
+
+
+@dataclass
+class Sample(Counts):
+    """One row of a variant's stats history: requests/s and failures/s over the last window, latency."""
+
+    t: float
     rps: float = 0.0
     fps: float = 0.0
 
@@ -142,9 +153,7 @@ def series(history: list[dict], variant: str, window_s: float = 5.0) -> list[Sam
                 t=num(row["Timestamp"]),
                 requests=int(num(row["Total Request Count"]) or 0),
                 failures=int(num(row["Total Failure Count"]) or 0),
-                p50=num(row.get("50%")),
-                p95=num(row.get("95%")),
-                p99=num(row.get("99%")),
+                **percentiles(row),
             )
             for row in history
             if row.get("Name") == request_name(variant)
@@ -291,14 +300,9 @@ def recovery_after(ready: list[tuple[float, int, int]], stop: float) -> float | 
 
 
 @dataclass
-class RequestFigures:
+class RequestFigures(Counts):
     """Locust's figures of one variant: totals, percentiles, errors, the median latency during the hold."""
 
-    requests: int
-    failures: int
-    p50: float | None
-    p95: float | None
-    p99: float | None
     errors: list[tuple[str, int]]  # (error, occurrences), most frequent first
     hold_median_p50: float | None
 
@@ -313,9 +317,7 @@ def request_figures(data: RunData, variant: str, rows: list[Sample], phases: Pha
     return RequestFigures(
         requests=int(num(totals.get("Request Count")) or max((r.requests for r in rows), default=0)),
         failures=int(num(totals.get("Failure Count")) or max((r.failures for r in rows), default=0)),
-        p50=num(totals.get("50%")),
-        p95=num(totals.get("95%")),
-        p99=num(totals.get("99%")),
+        **percentiles(totals),
         errors=sorted(
             ((e.get("Error", ""), int(num(e.get("Occurrences")) or 0)) for e in data.failures if e.get("Name") == request_name(variant)),
             key=lambda x: -x[1],
