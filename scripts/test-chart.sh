@@ -61,7 +61,10 @@ probes.target=sidecar                                     | at '/probes/target':
 probes.managementPort=8080                                | probes.managementPort (8080) must differ from the HTTP port 8080
 probes.liveness.period=5                                  | at '/probes/liveness': additional properties 'period' not allowed
 image.tag=latest                                          | image.tag is "latest": pin a version
-shutdown.terminationGracePeriodSeconds=10                 | shutdown.terminationGracePeriodSeconds (10) must exceed shutdown.preStopSleepSeconds (10)
+shutdown.terminationGracePeriodSeconds=10                 | shutdown.terminationGracePeriodSeconds (10) must exceed shutdown.preStopSleepSeconds (10) + shutdown.drainSeconds (5) + latencyMs (1 s) = 16
+shutdown.drainSeconds=30                                  | shutdown.terminationGracePeriodSeconds (40) must exceed shutdown.preStopSleepSeconds (10) + shutdown.drainSeconds (30) + latencyMs (1 s) = 41
+latencyMs=30001                                           | shutdown.terminationGracePeriodSeconds (40) must exceed shutdown.preStopSleepSeconds (10) + shutdown.drainSeconds (5) + latencyMs (31 s) = 46
+shutdown.drainSeconds=-1                                  | at '/shutdown/drainSeconds': minimum: got -1, want 0
 variants.Slow_One.enabled=true,variants.Slow_One.mode=reactive,variants.Slow_One.replicas=1,variants.Slow_One.nodePort=30090 | variants.Slow_One: a variant name must be a lowercase DNS label
 latencyMaxMs=0                                            | at '/latencyMaxMs': minimum: got 0, want 1
 latencyMs=60001                                           | latencyMs (60001) must not exceed latencyMaxMs (60000)

@@ -5,7 +5,8 @@ Checks JSON Schema cannot express, with messages naming the field; included once
 - the probes (liveness-lab.validateProbes), of the shared block and of each enabled variant after its
   overrides;
 - one nodePort per enabled variant (and Locust): uniqueness across map values is beyond JSON Schema;
-- a grace period longer than the preStop sleep, else SIGKILL comes before SIGTERM;
+- a grace period longer than the preStop sleep, the drain and one request of `latencyMs` together, else
+  SIGKILL comes before SIGTERM, or cuts off the drain or a request that arrived at its end;
 - latencyMs within latencyMaxMs: the service refuses to start otherwise, and Locust's requests would all
   be 400s. The cap lives in one value; a schema `maximum` would be a second copy of it.
 */}}
@@ -30,8 +31,11 @@ Checks JSON Schema cannot express, with messages naming the field; included once
 {{- if gt (int .Values.latencyMs) (int .Values.latencyMaxMs) }}
 {{- fail (printf "latencyMs (%d) must not exceed latencyMaxMs (%d): the service refuses to start with a default over its cap" (int .Values.latencyMs) (int .Values.latencyMaxMs)) }}
 {{- end }}
-{{- if le (int .Values.shutdown.terminationGracePeriodSeconds) (int .Values.shutdown.preStopSleepSeconds) }}
-{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must exceed shutdown.preStopSleepSeconds (%d), or the pod is killed before it sees SIGTERM" (int .Values.shutdown.terminationGracePeriodSeconds) (int .Values.shutdown.preStopSleepSeconds)) }}
+{{- $shutdown := .Values.shutdown }}
+{{- $requestSeconds := div (add (int .Values.latencyMs) 999) 1000 }}
+{{- $needed := add (int $shutdown.preStopSleepSeconds) (int $shutdown.drainSeconds) $requestSeconds }}
+{{- if le (int $shutdown.terminationGracePeriodSeconds) (int $needed) }}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must exceed shutdown.preStopSleepSeconds (%d) + shutdown.drainSeconds (%d) + latencyMs (%d s) = %d, or SIGKILL cuts off the drain or a request that arrived at its end" (int $shutdown.terminationGracePeriodSeconds) (int $shutdown.preStopSleepSeconds) (int $shutdown.drainSeconds) (int $requestSeconds) (int $needed)) }}
 {{- end }}
 {{- end }}
 

@@ -194,6 +194,7 @@ def render(args):
             want_replicas = own if own is not None else values["replicas"]
             expect(d["spec"]["replicas"] == want_replicas, f"{name}: replicas {d['spec']['replicas']}, want {want_replicas}")
         expect(c["lifecycle"]["preStop"]["sleep"]["seconds"] < spec["terminationGracePeriodSeconds"], f"{name}: preStop sleep not below the grace period")
+        expect(env.get("DEMO_DRAIN") == f"{values['shutdown']['drainSeconds']}s", f"{name}: DEMO_DRAIN {env.get('DEMO_DRAIN')}, want shutdown.drainSeconds")
         expect({"mountPath": "/tmp", "name": "tmp"} in c["volumeMounts"], f"{name}: no writable /tmp")
         for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
             p = c[probe]

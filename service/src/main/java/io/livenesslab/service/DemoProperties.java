@@ -1,6 +1,7 @@
 package io.livenesslab.service;
 
 import java.net.URI;
+import java.time.Duration;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.ConstructorBinding;
@@ -8,7 +9,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 
 /**
  * The demo's settings, under {@code demo.*} (environment: {@code APP_MODE}, {@code DEMO_LATENCY_MS},
- * {@code DEMO_LATENCY_MAX_MS}, {@code DEMO_DOWNSTREAM_URL}, {@code DEMO_DOWNSTREAM_MAX_CONNECTIONS}).
+ * {@code DEMO_LATENCY_MAX_MS}, {@code DEMO_DOWNSTREAM_URL}, {@code DEMO_DOWNSTREAM_MAX_CONNECTIONS},
+ * {@code DEMO_DRAIN}).
  *
  * @param mode how requests wait: blocking, reactive, offloaded or virtual
  * @param latencyMs the latency of {@code /api/work} when a request names none
@@ -16,16 +18,20 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param downstreamUrl when set, the wait is an HTTP GET to this URL instead of a timer
  * @param downstreamMaxConnections the reactive client's connection pool: thousands in flight, not
  *        Reactor Netty's default 500
+ * @param drain how long a stopping service keeps serving, every answer with {@code Connection: close},
+ *        before the web server's graceful shutdown begins (see {@link ConnectionDrain}): long enough for
+ *        every busy keep-alive client to get one such answer and for the endpoint removal to reach every
+ *        node's proxy
  */
 @ConfigurationProperties("demo")
 record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstreamUrl,
-		int downstreamMaxConnections) {
+		int downstreamMaxConnections, Duration drain) {
 
 	@ConstructorBinding
 	DemoProperties(@DefaultValue("reactive") String mode, @DefaultValue("1000") long latencyMs,
 			@DefaultValue("60000") long latencyMaxMs, URI downstreamUrl,
-			@DefaultValue("10000") int downstreamMaxConnections) {
-		this(Mode.parse(mode), latencyMs, latencyMaxMs, downstreamUrl, downstreamMaxConnections);
+			@DefaultValue("10000") int downstreamMaxConnections, @DefaultValue("5s") Duration drain) {
+		this(Mode.parse(mode), latencyMs, latencyMaxMs, downstreamUrl, downstreamMaxConnections, drain);
 	}
 
 	DemoProperties {
@@ -39,6 +45,9 @@ record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstre
 		if (downstreamMaxConnections < 1) {
 			throw new IllegalArgumentException(
 					"demo.downstream-max-connections must be >= 1, got " + downstreamMaxConnections);
+		}
+		if (drain.isNegative()) {
+			throw new IllegalArgumentException("demo.drain must be >= 0, got " + drain);
 		}
 	}
 

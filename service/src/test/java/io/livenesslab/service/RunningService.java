@@ -41,6 +41,8 @@ final class RunningService implements AutoCloseable {
 		all.putIfAbsent("server.port", 0);
 		// Tests must not wait out a graceful shutdown behind deliberately stuck requests.
 		all.putIfAbsent("server.shutdown", "immediate");
+		// Nor a drain: only the tests of the drain itself want one.
+		all.putIfAbsent("demo.drain", "0s");
 		String[] args = all.entrySet().stream().map((entry) -> "--" + entry.getKey() + "=" + entry.getValue()).toArray(String[]::new);
 		return new RunningService(new SpringApplicationBuilder(ServiceApplication.class).run(args));
 	}
