@@ -81,6 +81,28 @@ def plot_variant(a: VariantAnalysis, ph: Phases, path: Path, latency_ms: float) 
     plt.close(fig)
 
 
+VARIANT_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
+
+
+def plot_small(analyses: dict[str, VariantAnalysis], ph: Phases, path: Path) -> None:
+    """One small panel for the lab's matrix (a row each): requests/s per variant (failures/s dotted) with the
+    same shading and liveness / restart markers as plot_variant."""
+    fig, ax = plt.subplots(figsize=(4.2, 1.7), constrained_layout=True)
+    _shade(ax, ph)
+    for colour, a in zip(VARIANT_COLOURS, analyses.values()):
+        t = _rel([r.t for r in a.series], ph.start)
+        ax.plot(t, [r.rps for r in a.series], color=colour, linewidth=1.2, label=a.variant)
+        ax.plot(t, [r.fps for r in a.series], color=colour, linewidth=1, linestyle=":")
+        _markers(ax, a, ph.start)
+    ax.set_xlim(-5, ph.end - ph.start)
+    ax.set_ylabel("req/s", fontsize=7)
+    ax.tick_params(labelsize=7)
+    ax.legend(loc="upper right", fontsize=6)
+    ax.grid(alpha=0.3)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
 def plot_cpu(timeline, ph: Phases, path: Path) -> bool:
     samples = [(r["t"] - ph.start, 100 * r["busy"]) for r in timeline if r["kind"] == "cpu"]
     if not samples:
