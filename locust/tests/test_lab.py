@@ -201,3 +201,27 @@ def test_the_command_line_lists_checks_and_judges(tmp_path, runs, capsys):
     assert cli.main(["list", "--only", "nope"]) == 3
     assert "no scenario nope" in capsys.readouterr().err
     assert judge.Judgement.from_json(copy.deepcopy(judge.read(runs["run-pass"]).to_json())).outcome == "held"
+
+
+@pytest.mark.parametrize("name, folder", [("baseline", "lab-baseline"), ("tcp-probe", "lab-tcp-probe")])
+def test_the_recorded_lab_runs_hold_their_scenarios(name, folder):
+    # scripts/lab.sh's own runs (fixtures/README.md), with the probe settings run.json recorded.
+    result = judge.judge_scenario(scenario(name), FIXTURES / folder)
+    assert result.outcome == judge.HELD, [x.text() for x in result.lines] + result.why_cannot_tell
+    texts = [x.text() for x in result.lines]
+    if name == "baseline":
+        assert "blocking kill_timing: predicted first kill at 9-20 s, measured +13.4 s: held" in texts
+    else:
+        # The kubelet saw a live pod: no restart, no liveness failure, while its HTTP readiness failed and
+        # it served only what its 4 event loops get through.
+        assert "blocking restarts: predicted 0, measured 0 (52rwr 0): held" in texts
+        assert "blocking failures: predicted >0, measured 55 of 327 (16.8%): held" in texts
+
+
+def test_the_tcp_probe_run_records_its_probe_kind_and_fails_the_demos_own_claim():
+    data = judge.load_run(FIXTURES / "lab-tcp-probe")
+    assert data.run["settings"]["blocking"]["liveness"]["type"] == "tcpSocket"
+    live = settings.run_settings(data.run)["blocking"].liveness
+    assert live.kind == "tcpSocket" and live.describe() == "every 5 s, 1 s timeout, 3 failures tcpSocket on http"
+    # demo.sh's claim (blocking is restarted) does not hold here; the scenario's prediction does.
+    assert judge.judge(data).verdict == "FAIL"
