@@ -46,9 +46,9 @@ class Row:
         return f"not held ({k} of {n} held)" if n > 1 else judge.NOT_HELD
 
     def colour(self) -> str:
-        n, k = len(self.runs), self.held
-        return OUTCOME_COLOURS[judge.HELD if k == n else judge.CANNOT_TELL if k == 0 and all(
-            j.outcome == judge.CANNOT_TELL for _, j in self.runs) else judge.NOT_HELD]
+        """Green when every run held, orange when none could tell, red otherwise."""
+        outcomes = {j.outcome for _, j in self.runs}
+        return OUTCOME_COLOURS[outcomes.pop() if len(outcomes) == 1 else judge.NOT_HELD]
 
 
 def predicted(s: Scenario | None) -> str:
