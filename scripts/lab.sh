@@ -138,7 +138,8 @@ fresh_pods() {
     sleep 3
     waited=$((waited + 3))
   done
-  kube -n "$LL_NAMESPACE" wait --for=condition=Ready pod -l "app.kubernetes.io/instance=$LL_RELEASE" --timeout "$HELM_TIMEOUT" >/dev/null
+  # Deployments, not pods: `helm test` leaves Completed pods of the release behind that never turn Ready.
+  kube -n "$LL_NAMESPACE" rollout status deployment -l "app.kubernetes.io/instance=$LL_RELEASE" --timeout "$HELM_TIMEOUT" >/dev/null
   sleep "$SETTLE"
 }
 
