@@ -54,7 +54,8 @@ class Row:
 def predicted(s: Scenario | None) -> str:
     if s is None:
         return "(scenario file gone)"
-    return "; ".join(f"{v}: " + ", ".join(f"{k} {x}" for k, x in p.items()) for v, p in s.predict.items())
+    shown = lambda x: str(x).lower() if isinstance(x, bool) else str(x)  # noqa: E731 (as the file says it)
+    return "; ".join(f"{v}: " + ", ".join(f"{k} {shown(x)}" for k, x in p.items()) for v, p in s.predict.items())
 
 
 def measured(j: judge.Judgement) -> str:
@@ -62,7 +63,7 @@ def measured(j: judge.Judgement) -> str:
     parts = []
     for v, f in j.figures.items():
         kill = f" first kill +{f['firstLivenessKillS']:.0f} s," if f.get("firstLivenessKillS") is not None else ""
-        parts.append(f"{v}: {f['restarts']} restarts,{kill} {f['failures']} of {f['requests']} failed, {f['unhealthy']} Unhealthy")
+        parts.append(f"{v}: {f['restarts']} restart(s),{kill} {f['failures']} of {f['requests']} failed, {f['unhealthy']} Unhealthy")
     return "; ".join(parts)
 
 
