@@ -108,7 +108,7 @@ on_exit() {
   exit "$rc"
 }
 
-# pods_of VARIANT: "name creationTimestamp" of the variant's pods that are not being deleted.
+# pods_of VARIANT: "name creationTimestamp [deletionTimestamp]" of each of the variant's pods.
 pods_of() {
   kube -n "$LL_NAMESPACE" get pods -l "app.kubernetes.io/instance=$LL_RELEASE,app.kubernetes.io/component=$1" \
     -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.creationTimestamp} {.metadata.deletionTimestamp}{"\n"}{end}'
@@ -152,7 +152,7 @@ run_scenario() {
   local -a demo_args
   mkdir -p "$dir"
   mapfile -t demo_args < <(lab_cli args "$name")
-  variants=${demo_args[1]}
+  variants=${demo_args[1]} # the value of --variants, demo_args' first option (lab/catalogue.py)
   lab_cli values "$name" "$dir/values-overlay.yaml"
   t0=$(ll_now)
   since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
