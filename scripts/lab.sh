@@ -11,14 +11,14 @@
 #
 # Usage: scripts/lab.sh [OPTIONS]
 #   --only LIST     comma-separated scenario names (the files' names without .yaml); default: all
-#   --quick         only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~10 min)
+#   --quick         only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~6.5 min)
 #   --repeat N      run the chosen scenarios N times (folders <scenario>-1 .. -N; the matrix says k of N)
 #   --out DIR       lab folder (default reports/lab-<UTC timestamp>)
 #   --help
 #
 # Adding a scenario needs no code: a new file in locust/scenarios/ (its header says what goes in it;
-# `python -m lab check` from locust/ checks them all). About 5 minutes per scenario on 2 cores: a rollout,
-# the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
+# `python -m lab check` from locust/ checks them all). 3 to 5.5 minutes per scenario on 2 cores (about 32
+# for all nine): a rollout, the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
 #
 # Environment (defaults): LIVENESS_LAB_HELM_TIMEOUT=10m   how long a helm upgrade or rollback may take
 #                         LIVENESS_LAB_SETTLE=20           seconds to let fresh JVMs settle before the load
