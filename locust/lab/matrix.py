@@ -150,7 +150,7 @@ def render_html(rows: list[Row], folder: Path) -> str:
     esc = html.escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>liveness-lab matrix</title>",
-        f"<style>{STYLE}body{{max-width:1500px}}td{{vertical-align:top;font-size:90%}}</style></head><body>",
+        f"<style>{STYLE}body{{max-width:1600px}}td{{vertical-align:top;font-size:90%}}td img{{width:340px;max-width:none}}</style></head><body>",
         "<h1>liveness-lab: the probe lessons, measured</h1>",
         f"<p>Lab run {esc(folder.name)}. Each row: the scenario's prediction, what the cluster did, and how often the "
         "prediction held; hover a scenario for its lesson. Plots: requests/s per variant (failures/s dotted), load "
