@@ -60,6 +60,8 @@ variants.blocking.replicas=-1                             | at '/variants/blocki
 probes.target=sidecar                                     | at '/probes/target': value must be one of 'main', 'management'
 probes.managementPort=8080                                | probes.managementPort (8080) must differ from the HTTP port 8080
 probes.liveness.period=5                                  | at '/probes/liveness': additional properties 'period' not allowed
+variants.blocking.probes.liveness.type=exec              | at '/variants/blocking/probes/liveness/type': value must be one of 'httpGet', 'tcpSocket'
+probes.readiness.type=tcpSocket                           | at '/probes/readiness': additional properties 'type' not allowed
 image.tag=latest                                          | image.tag is "latest": pin a version
 shutdown.terminationGracePeriodSeconds=10                 | shutdown.terminationGracePeriodSeconds (10) must exceed shutdown.preStopSleepSeconds (10) + shutdown.drainSeconds (5) + latencyMs (1 s) = 16
 shutdown.drainSeconds=30                                  | shutdown.terminationGracePeriodSeconds (40) must exceed shutdown.preStopSleepSeconds (10) + shutdown.drainSeconds (30) + latencyMs (1 s) = 41

@@ -109,12 +109,18 @@ Arguments: dict "root" $ "variant" VALUES-OF-ONE-VARIANT.
 {{- end }}
 
 {{/*
-One probe. Arguments: dict "probe" SETTINGS "path" DEFAULT-PATH "port" PORT-NAME.
+One probe: an HTTP GET, or a TCP connect when its `type` is tcpSocket (only the liveness probe has a
+`type`). Arguments: dict "probe" SETTINGS "path" DEFAULT-PATH "port" PORT-NAME.
 */}}
 {{- define "liveness-lab.probe" -}}
+{{- if eq (.probe.type | default "httpGet") "tcpSocket" -}}
+tcpSocket:
+  port: {{ .port }}
+{{- else -}}
 httpGet:
   path: {{ .probe.path | default .path }}
   port: {{ .port }}
+{{- end }}
 periodSeconds: {{ int .probe.periodSeconds }}
 timeoutSeconds: {{ int .probe.timeoutSeconds }}
 failureThreshold: {{ int .probe.failureThreshold }}

@@ -81,6 +81,34 @@ def plot_variant(a: VariantAnalysis, ph: Phases, path: Path, latency_ms: float) 
     plt.close(fig)
 
 
+VARIANT_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
+
+
+def plot_small(analyses: dict[str, VariantAnalysis], ph: Phases, path: Path) -> None:
+    """One small panel for the lab's matrix (a row each): requests/s per variant (failures/s dotted) with the
+    same shading and liveness / restart markers as plot_variant, and the variants' Ready pods (grey, right)."""
+    fig, ax = plt.subplots(figsize=(4.2, 1.7), constrained_layout=True)
+    _shade(ax, ph)
+    ready = ax.twinx()
+    for colour, a in zip(VARIANT_COLOURS, analyses.values()):
+        t = _rel([r.t for r in a.series], ph.start)
+        ax.plot(t, [r.rps for r in a.series], color=colour, linewidth=1.2, label=a.variant)
+        ax.plot(t, [r.fps for r in a.series], color=colour, linewidth=1, linestyle=":")
+        _markers(ax, a, ph.start)
+        ready.step(_rel([x[0] for x in a.pods.ready], ph.start), [x[1] for x in a.pods.ready], where="post", color=colour, alpha=0.45, linewidth=2)
+    ready.set_ylim(-0.1, max((x[2] for a in analyses.values() for x in a.pods.ready), default=1) + 0.5)
+    ready.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ready.set_ylabel("Ready pods", fontsize=7)
+    ready.tick_params(labelsize=7)
+    ax.set_xlim(-5, ph.end - ph.start)
+    ax.set_ylabel("req/s", fontsize=7)
+    ax.tick_params(labelsize=7)
+    ax.legend(loc="upper right", fontsize=6)
+    ax.grid(alpha=0.3)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
 def plot_cpu(timeline, ph: Phases, path: Path) -> bool:
     samples = [(r["t"] - ph.start, 100 * r["busy"]) for r in timeline if r["kind"] == "cpu"]
     if not samples:

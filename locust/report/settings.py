@@ -23,12 +23,18 @@ _IO_WORKERS = re.compile(r"-Dreactor\.netty\.ioWorkerCount=(\d+)")
 CLOCK_SLACK_S = 2.0
 
 
+PROBE_KINDS = ("httpGet", "tcpSocket", "grpc", "exec")
+
+
 def probe_settings(probe: dict | None) -> dict | None:
-    """periodSeconds, timeoutSeconds, failureThreshold and where it asks (path, port) of one probe."""
+    """periodSeconds, timeoutSeconds, failureThreshold, its kind (httpGet, tcpSocket ...) and where it asks
+    (path, port) of one probe."""
     if not probe:
         return None
     out = {key: int(probe.get(key, default)) for key, default in PROBE_DEFAULTS.items()}
-    target = probe.get("httpGet") or probe.get("tcpSocket") or probe.get("grpc") or {}
+    kind = next((k for k in PROBE_KINDS if k in probe), None)
+    target = probe.get(kind) or {} if kind != "exec" else {}
+    out["type"] = kind
     out["path"] = target.get("path")
     out["port"] = target.get("port")
     return out
@@ -74,15 +80,19 @@ class ProbeSettings:
     failure_threshold: int
     path: str | None = None
     port: str | int | None = None
+    kind: str = "httpGet"  # run.json before it recorded the kind: the chart's probes were all httpGet
 
     @classmethod
     def from_json(cls, probe: dict | None):
         if not probe:
             return None
-        return cls(probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"], probe.get("path"), probe.get("port"))
+        return cls(probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"], probe.get("path"), probe.get("port"),
+                   probe.get("type") or "httpGet")
 
     def describe(self) -> str:
         where = f" {self.path or ''} on {self.port}" if self.port is not None else ""
+        if self.kind != "httpGet":
+            where = f" {self.kind}" + (f" on {self.port}" if self.port is not None else "")
         return f"every {self.period_s} s, {self.timeout_s} s timeout, {self.failure_threshold} failures{where}"
 
 

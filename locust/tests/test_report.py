@@ -143,7 +143,7 @@ def test_a_run_that_lost_the_kubernetes_api_has_no_verdict(passing):
 def test_the_chart_settings_are_read_from_its_deployments(chart_settings):
     blocking = chart_settings["blocking"]
     assert set(chart_settings) == {"blocking", "reactive"}
-    assert blocking["liveness"] == {"periodSeconds": 5, "timeoutSeconds": 1, "failureThreshold": 3, "path": "/livez", "port": "http"}
+    assert blocking["liveness"] == {"periodSeconds": 5, "timeoutSeconds": 1, "failureThreshold": 3, "type": "httpGet", "path": "/livez", "port": "http"}
     assert blocking["eventLoops"] == 4 and blocking["env"]["APP_MODE"] == "blocking" and "DEMO_LATENCY_MS" in blocking["env"]
     assert blocking["resources"]["limits"]["cpu"] == "1"
 

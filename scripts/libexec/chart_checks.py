@@ -202,9 +202,14 @@ def render(args):
         management = scenario == "management-port"
         expect(("MANAGEMENT_SERVER_PORT" in env) == management, f"{name}: MANAGEMENT_SERVER_PORT is {env.get('MANAGEMENT_SERVER_PORT')}")
         want_paths = ("/actuator/health/liveness", "/actuator/health/readiness") if management else ("/livez", "/readyz")
-        got_paths = (c["livenessProbe"]["httpGet"]["path"], c["readinessProbe"]["httpGet"]["path"])
+        # The liveness probe's kind: the variant's probes over the shared ones (the downstream has the shared).
+        own_probes = {} if component == "downstream" else values["variants"][component].get("probes") or {}
+        kind = merged(values["probes"], own_probes)["liveness"].get("type", "httpGet")
+        live = c["livenessProbe"]
+        expect(set(live) & {"httpGet", "tcpSocket", "grpc", "exec"} == {kind}, f"{name}: liveness probe {sorted(live)}, want {kind}")
+        got_paths = (live.get(kind, {}).get("path", want_paths[0] if kind == "tcpSocket" else None), c["readinessProbe"]["httpGet"]["path"])
         expect(got_paths == want_paths, f"{name}: probe paths {got_paths}, want {want_paths}")
-        expect(c["livenessProbe"]["httpGet"]["port"] == ("management" if management else "http"), f"{name}: probes on the wrong port")
+        expect(live.get(kind, {}).get("port") == ("management" if management else "http"), f"{name}: probes on the wrong port")
         if component != "downstream":
             expect(("DEMO_DOWNSTREAM_URL" in env) == (scenario == "downstream"), f"{name}: DEMO_DOWNSTREAM_URL is {env.get('DEMO_DOWNSTREAM_URL')}")
         if scenario == "downstream" and component != "downstream":

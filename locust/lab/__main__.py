@@ -1,0 +1,80 @@
+"""The lab's command line, for scripts/lab.sh (from locust/, in the repository's .venv):
+
+    python -m lab list [--only a,b] [--quick]    the scenarios to run, one name a line, in catalogue order
+    python -m lab check                          load every scenario file; exit 1 naming the bad one
+    python -m lab args NAME                      scripts/demo.sh's load options of NAME, one a line
+    python -m lab values NAME FILE               NAME's chart values overlay, written to FILE (YAML)
+    python -m lab judge NAME FOLDER              judge a finished demo.sh folder; writes FOLDER/lab.json;
+                                                 exit 0 held, 1 not held, 2 cannot tell
+    python -m lab matrix LAB-FOLDER              matrix.md and matrix.html over every lab.json below it
+"""
+
+import argparse
+import sys
+
+import yaml
+
+from . import catalogue, judge, matrix
+
+EXIT = {judge.HELD: 0, judge.NOT_HELD: 1, judge.CANNOT_TELL: 2}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("list")
+    p.add_argument("--only", default="")
+    p.add_argument("--quick", action="store_true")
+    sub.add_parser("check")
+    p = sub.add_parser("args")
+    p.add_argument("name")
+    p = sub.add_parser("values")
+    p.add_argument("name")
+    p.add_argument("file")
+    p = sub.add_parser("judge")
+    p.add_argument("name")
+    p.add_argument("folder")
+    p = sub.add_parser("matrix")
+    p.add_argument("folder")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "list":
+            only = [n.strip() for n in args.only.split(",") if n.strip()]
+            for s in catalogue.load_catalogue(only=only, quick=args.quick):
+                print(s.name)
+            return 0
+        if args.command == "check":
+            found = catalogue.load_catalogue()
+            print(f"{len(found)} scenarios: {', '.join(s.name for s in found)}")
+            return 0
+        if args.command == "matrix":
+            md, html = matrix.build(args.folder)
+            print(md.read_text())
+            print(f"matrix: {html}", file=sys.stderr)
+            return 0
+        scenario = next((s for s in catalogue.load_catalogue() if s.name == args.name), None)
+        if scenario is None:
+            raise catalogue.ScenarioError(catalogue.CATALOGUE, "name", f"no scenario {args.name}")
+        if args.command == "args":
+            print("\n".join(scenario.demo_args()))
+            return 0
+        if args.command == "values":
+            with open(args.file, "w") as f:
+                f.write(f"# scenario {scenario.name}: {scenario.setting or scenario.title}\n")
+                yaml.safe_dump(scenario.values, f, sort_keys=False)
+            return 0
+        result = judge.judge_scenario(scenario, args.folder)
+        judge.write(result, args.folder)
+        print(f"{scenario.name}: {result.outcome}")
+        for line in result.lines:
+            print(f"  {line.text()}")
+        for why in result.why_cannot_tell:
+            print(f"  cannot tell: {why}")
+        return EXIT[result.outcome]
+    except catalogue.ScenarioError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""The lab's matrix over one lab folder (scripts/lab.sh's reports/lab-<ts>/): one row per scenario, in
+catalogue order, with what was predicted, what was measured (the first run's figures), how often the
+prediction held (k of N with --repeat), how long a run took, a small timeline plot (report.build's
+plot_small) and links to each run's own report. Writes matrix.md (plots as PNG files beside it) and a
+self-contained matrix.html (plots inline).
+"""
+
+import base64
+import html
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from report.build import plot_small
+from report.document import STYLE
+from report.verdict import judge as judge_run
+from report.verdict import load_run
+
+from . import judge
+from .catalogue import CATALOGUE, Scenario, load_catalogue
+
+OUTCOME_COLOURS = {judge.HELD: "#2ca02c", judge.NOT_HELD: "#d62728", judge.CANNOT_TELL: "#ff7f0e"}
+
+
+@dataclass
+class Row:
+    name: str
+    scenario: Scenario | None
+    runs: list[tuple[Path, judge.Judgement]]  # (folder, judgement), in folder order
+    plot: Path | None
+    seconds: list[int]
+
+    @property
+    def held(self) -> int:
+        return sum(j.outcome == judge.HELD for _, j in self.runs)
+
+    def outcome(self) -> str:
+        """"held 3 of 3", "not held (1 of 3 held)", "cannot tell" ..."""
+        n, k = len(self.runs), self.held
+        tells = [j for _, j in self.runs if j.outcome != judge.CANNOT_TELL]
+        if not tells:
+            return judge.CANNOT_TELL
+        if k == n:
+            return f"held {k} of {n}" if n > 1 else judge.HELD
+        return f"not held ({k} of {n} held)" if n > 1 else judge.NOT_HELD
+
+    def colour(self) -> str:
+        """Green when every run held, orange when none could tell, red otherwise."""
+        outcomes = {j.outcome for _, j in self.runs}
+        return OUTCOME_COLOURS[outcomes.pop() if len(outcomes) == 1 else judge.NOT_HELD]
+
+
+def predicted(s: Scenario | None) -> str:
+    if s is None:
+        return "(scenario file gone)"
+    shown = lambda x: str(x).lower() if isinstance(x, bool) else str(x)  # noqa: E731 (as the file says it)
+    return "; ".join(f"{v}: " + ", ".join(f"{k} {shown(x)}" for k, x in p.items()) for v, p in s.predict.items())
+
+
+def measured(j: judge.Judgement) -> str:
+    """The first run's figures per variant: restarts, failures, first kill."""
+    parts = []
+    for v, f in j.figures.items():
+        kill = f" first kill +{f['firstLivenessKillS']:.0f} s," if f.get("firstLivenessKillS") is not None else ""
+        parts.append(f"{v}: {f['restarts']} restart(s),{kill} {f['failures']} of {f['requests']} failed, {f['unhealthy']} Unhealthy")
+    return "; ".join(parts)
+
+
+def missed(j: judge.Judgement) -> list[str]:
+    return [x.text() for x in j.lines if not x.held] + [f"cannot tell: {w}" for w in j.why_cannot_tell]
+
+
+def collect(folder: Path) -> list[Row]:
+    folder = Path(folder)
+    found: dict[str, list] = {}
+    for path in sorted(folder.glob("*/lab.json")):
+        j = judge.read(path.parent)
+        found.setdefault(j.scenario, []).append((path.parent, j))
+    try:
+        catalogue = {s.name: s for s in load_catalogue(CATALOGUE)}
+    except ValueError:  # a broken file must not cost the matrix of what ran
+        catalogue = {}
+    order = list(catalogue) + sorted(set(found) - set(catalogue))
+    rows = []
+    for name in order:
+        if name not in found:
+            continue
+        runs = sorted(found[name], key=lambda r: judge.repeat_index(r[0].name))
+        seconds = []
+        for run_folder, _ in runs:
+            timing = run_folder / "timing.json"
+            if timing.exists():
+                seconds.append(int(json.loads(timing.read_text())["totalS"]))
+        rows.append(Row(name, catalogue.get(name), runs, None, seconds))
+    return rows
+
+
+def plot(row: Row, folder: Path) -> Path | None:
+    """The first run's small timeline, as matrix-<scenario>.png in the lab folder."""
+    run_folder = row.runs[0][0]
+    try:
+        result = judge_run(load_run(run_folder))
+    except (OSError, ValueError, KeyError):
+        return None
+    path = folder / f"matrix-{row.name}.png"
+    plot_small(result.analyses, result.phases, path)
+    return path
+
+
+def duration(row: Row) -> str:
+    if not row.seconds:
+        return "-"
+    mean = sum(row.seconds) / len(row.seconds)
+    return f"{mean / 60:.1f} min" + (f" (mean of {len(row.seconds)})" if len(row.seconds) > 1 else "")
+
+
+def render_markdown(rows: list[Row], folder: Path) -> str:
+    lines = [
+        "# liveness-lab: the probe lessons, measured",
+        "",
+        f"Lab run {folder.name}, matrix written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. "
+        "Each row: the scenario's prediction (locust/scenarios/<name>.yaml), what the cluster did, and how often "
+        "the prediction held. The measurement wins: where a row does not hold, the scenario file's `measured` says why.",
+        "",
+        "| scenario | setting | predicted | measured (first run) | outcome | time per run | plot | reports |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        s = r.scenario
+        title = f"**{r.name}**: {s.title}" if s else f"**{r.name}**"
+        reports = " ".join(f"[{f.name}]({f.name}/report.html)" for f, _ in r.runs)
+        image = f"![{r.name}]({r.plot.name})" if r.plot else "-"
+        lines.append(
+            f"| {title} | {s.setting if s else ''} | {predicted(s)} | {measured(r.runs[0][1])} | {r.outcome()} | "
+            f"{duration(r)} | {image} | {reports} |"
+        )
+    details = []
+    for r in rows:
+        notes = [m for _, j in r.runs for m in missed(j)]
+        if notes or (r.scenario and r.scenario.measured):
+            details += ["", f"## {r.name}", ""]
+            details += [f"- {n}" for n in notes]
+            if r.scenario and r.scenario.measured:
+                details.append(f"- measured before (scenario file): {r.scenario.measured}")
+    return "\n".join(lines + details) + "\n"
+
+
+def render_html(rows: list[Row], folder: Path) -> str:
+    esc = html.escape
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>liveness-lab matrix</title>",
+        f"<style>{STYLE}body{{max-width:1600px}}td{{vertical-align:top;font-size:90%}}td img{{width:340px;max-width:none}}</style></head><body>",
+        "<h1>liveness-lab: the probe lessons, measured</h1>",
+        f"<p>Lab run {esc(folder.name)}. Each row: the scenario's prediction, what the cluster did, and how often the "
+        "prediction held; hover a scenario for its lesson. Plots: requests/s per variant (failures/s dotted), load "
+        "shaded orange, quiet blue; red dotted: liveness failure, red dashed: kill, black: restart; faint steps: Ready pods (right axis).</p>",
+        "<table><tr><th>scenario</th><th>predicted</th><th>measured (first run)</th><th>outcome</th>"
+        "<th>time per run</th><th>timeline (first run)</th><th>reports</th></tr>",
+    ]
+    for r in rows:
+        s = r.scenario
+        lesson = esc(s.lesson) if s else ""
+        sources = "<br>".join(esc(x) for x in s.sources) if s else ""
+        image = ""
+        if r.plot:
+            data = base64.b64encode(r.plot.read_bytes()).decode("ascii")
+            image = f"<img alt='{esc(r.name)}' src='data:image/png;base64,{data}'>"
+        reports = "<br>".join(f"<a href='{esc(f.name)}/report.html'>{esc(f.name)}</a> ({esc(j.outcome)})" for f, j in r.runs)
+        notes = "".join(f"<li>{esc(n)}</li>" for _, j in r.runs for n in missed(j))
+        if s and s.measured:
+            notes += f"<li>measured before: {esc(s.measured)}</li>"
+        parts.append(
+            f"<tr><td title='{lesson}'><b>{esc(r.name)}</b><br>{esc(s.title if s else '')}<br><small>{esc(s.setting if s else '')}"
+            f"</small><details><summary>lesson, sources</summary>{lesson}<br><small>{sources}</small></details></td>"
+            f"<td>{esc(predicted(s))}</td><td>{esc(measured(r.runs[0][1]))}{'<ul>' + notes + '</ul>' if notes else ''}</td>"
+            f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b></td><td>{esc(duration(r))}</td><td>{image}</td><td>{reports}</td></tr>"
+        )
+    parts.append("</table></body></html>")
+    return "".join(parts)
+
+
+def build(folder) -> tuple[Path, Path]:
+    """matrix.md and matrix.html in FOLDER, over every <scenario>[-<i>]/lab.json below it."""
+    folder = Path(folder)
+    rows = collect(folder)
+    for r in rows:
+        r.plot = plot(r, folder)
+    md, page = folder / "matrix.md", folder / "matrix.html"
+    md.write_text(render_markdown(rows, folder))
+    page.write_text(render_html(rows, folder))
+    return md, page
