@@ -25,15 +25,16 @@
 # shellcheck source-path=SCRIPTDIR
 set -o errexit -o nounset -o pipefail
 
-LL_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib
 # shellcheck source=lib/common.sh
-. "$LL_LIB/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source=lib/tools.sh
 . "$LL_LIB/tools.sh"
 # shellcheck source=lib/cluster.sh
 . "$LL_LIB/cluster.sh"
 # shellcheck source=lib/venv.sh
 . "$LL_LIB/venv.sh"
+# shellcheck source=lib/ownership.sh
+. "$LL_LIB/ownership.sh"
 
 ONLY='' QUICK=0 REPEAT=1 OUT=''
 HELM_TIMEOUT=${LIVENESS_LAB_HELM_TIMEOUT:-10m}
@@ -105,6 +106,7 @@ on_exit() {
     warn "stopped during a scenario: restoring the release first"
     restore_release || warn "restore it by hand: helm rollback $LL_RELEASE $RESTORE_TO -n $LL_NAMESPACE --kube-context $LL_KUBE_CONTEXT"
   fi
+  release_cluster
   exit "$rc"
 }
 
@@ -185,6 +187,7 @@ run_scenario() {
 
 main() {
   parse_args "$@"
+  LL_ARGS="$*" # recorded in the cluster lock, so a refused run can say who holds it
   use_tools_bin
   ensure_helm
   ensure_kubectl
@@ -193,18 +196,15 @@ main() {
   api_answers || die "the cluster's API does not answer" "scripts/cluster-up.sh first"
   [ "$(release_revision 2>/dev/null)" ] || die "release $LL_RELEASE is not installed" "scripts/cluster-up.sh first"
 
-  # --- cluster lock ---------------------------------------------------------------------------------
-  # LOCK GOES HERE: take the cluster lock (scripts/lib/, being added for demo.sh) for the whole lab run,
-  # before the first upgrade and until the last restore, so no one else's run shares the cluster. The
-  # demo.sh calls below must then see it as already held by this run (not wait for it: deadlock).
-  # Until then, wrap the call: flock /tmp/ll-cluster.lock scripts/lab.sh ...
-  # ---------------------------------------------------------------------------------------------------
-
-  mkdir -p "$OUT"
-  save_release_values
+  # The cluster lock for the whole lab, before the first upgrade and until the last restore; the demo.sh
+  # runs it starts find its token (LIVENESS_LAB_LOCK_TOKEN) and run under it. At most 10 minutes a run.
   trap on_exit EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
+  claim_cluster lab.sh $((${#SCENARIOS[@]} * REPEAT * 600))
+
+  mkdir -p "$OUT"
+  save_release_values
   log "lab: ${#SCENARIOS[@]} scenario(s) x $REPEAT into $OUT: ${SCENARIOS[*]}"
   local i name dir worst=0 started
   started=$(ll_now)
