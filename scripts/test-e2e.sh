@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end test on a real kind cluster: scripts/cluster-up.sh, then the node and every kube-system pod
 # Ready and the NodePorts answering on 127.0.0.1, the chart's on-cluster checks and `helm test`, a
+# the lab's two quick scenarios (each prediction must hold; their baseline is the scripted demo) or a
 # shortened scripted demo whose verdict must pass, the Locust Pods tab against the live cluster, then
 # scripts/cluster-down.sh (also when a check fails). Prints the diagnostics a person needs on failure.
 #
-# Usage: scripts/test-e2e.sh [--keep] [--help] [-- CLUSTER-UP-ARGS...]
-#   --keep   leave the cluster up afterwards
+# Usage: scripts/test-e2e.sh [--keep] [--no-lab] [--help] [-- CLUSTER-UP-ARGS...]
+#   --keep     leave the cluster up afterwards
+#   --no-lab   a shortened scripted demo instead of the lab's two quick scenarios (baseline and tcp
+#              probe, scripts/lab.sh --quick, about 7 minutes): the registry suite's e2e
 #
 # Environment: the LIVENESS_LAB_* settings of scripts/cluster-up.sh pass through, plus
 #   LIVENESS_LAB_E2E_WAIT=300s   how long kube-system pods may take to become Ready
@@ -24,11 +27,13 @@ set -o errexit -o nounset -o pipefail
 use_tools_bin
 
 KEEP=0
+LAB=1
 UP_ARGS=()
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
       --keep) KEEP=1 ;;
+      --no-lab) LAB=0 ;;
       -h | --help) ll_usage; exit 0 ;;
       --) shift; UP_ARGS=("$@"); return 0 ;;
       *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
@@ -144,7 +149,11 @@ main() {
   check "a NodePort answers on 127.0.0.1" nodeport_answers || true
   check "chart on the cluster: dry-run, Pod Security, helm test" "$LL_ROOT/scripts/test-chart.sh" --cluster || true
   check "a second cluster-up.sh changes nothing, restarts no pod" rerun_changes_nothing || true
-  check "scripted demo, shortened: verdict PASS" short_demo || true
+  if [ "$LAB" = 1 ]; then
+    check "lab --quick: baseline and tcp probe, every prediction held" quick_lab || true
+  else
+    check "scripted demo, shortened: verdict PASS" short_demo || true
+  fi
   check "Pods tab of the in-cluster Locust shows the restarts" live_pods_tab || true
 }
 
@@ -174,8 +183,14 @@ short_demo() {
   "$LL_ROOT/scripts/demo.sh" --hold 60 --quiet 30 --out "$LL_ROOT/reports/e2e-$(date -u +%Y%m%dT%H%M%SZ)"
 }
 
+# quick_lab: scripts/lab.sh --quick (baseline and tcp probe); its exit code says whether every prediction
+# held (1: one did not, 2: a run could not tell).
+quick_lab() {
+  "$LL_ROOT/scripts/lab.sh" --quick --out "$LL_ROOT/reports/e2e-lab-$(date -u +%Y%m%dT%H%M%SZ)"
+}
+
 # live_pods_tab: the Pods tab in headless Chromium against the in-cluster master (http://127.0.0.1:8089),
-# its restart counts checked against the API, after the demo made some.
+# its restart counts checked against the API, after the demo (or the lab's baseline) made some.
 live_pods_tab() {
   LIVENESS_LAB_LIVE_WEB_UI=http://127.0.0.1:8089 LIVENESS_LAB_KUBE_CONTEXT=$LL_KUBE_CONTEXT \
     "$LL_ROOT/scripts/test-locust.sh" tests/test_pods_tab_live.py

@@ -691,7 +691,8 @@ run_e2e() {
   rm -rf "$E2E_CACHE" && mkdir -p "$E2E_CACHE"
   FILES_LOG_MARK=$(wc -l <"$LL_LOGS/registry-sim-files.log")
   CLUSTER_UP=1
-  step registry-sim-e2e inner scripts/test-e2e.sh --keep || rc=$?
+  # --no-lab: the lab's scenarios prove nothing about where images and tools come from.
+  step registry-sim-e2e inner scripts/test-e2e.sh --keep --no-lab || rc=$?
   grep -E '^(ok|FAIL)  ' "$log" | sed 's/^/  e2e: /'
   tail -n 1 "$log" | sed 's/^/  e2e: /'
   return "$rc"
