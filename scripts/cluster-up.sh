@@ -21,19 +21,10 @@
 #   LIVENESS_LAB_DEBIAN_MIRROR=<host's apt sources>   Debian mirror for the local builds
 #   LIVENESS_LAB_HELM_TIMEOUT=10m        how long helm waits for every pod to be Ready
 #   LIVENESS_LAB_NODE_WAIT=300s          how long to wait for the node to be Ready
-# shellcheck source-path=SCRIPTDIR
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/tools.sh
-. "$LL_LIB/tools.sh"
-# shellcheck source=lib/airgap.sh
-. "$LL_LIB/airgap.sh"
-# shellcheck source=lib/cluster.sh
-. "$LL_LIB/cluster.sh"
-# shellcheck source=lib/venv.sh
-. "$LL_LIB/venv.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/airgap.sh"; . "$LL_LIB/cluster.sh"; . "$LL_LIB/venv.sh"
 use_tools_bin
 
 KIND_NODE_IMAGE=${LIVENESS_LAB_NODE_IMAGE:-$KIND_NODE_IMAGE}

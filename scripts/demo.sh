@@ -40,17 +40,10 @@
 # Environment (defaults): LIVENESS_LAB_READY_WAIT=300s   how long the pods may take to be Ready first
 #   LIVENESS_LAB_LOCK_TOKEN        set by a parent run holding the cluster lock: run under its lock
 #   LIVENESS_LAB_LOCUST_UI=http://127.0.0.1:8089   the in-cluster Locust's web UI, asked for its swarm
-# shellcheck source-path=SCRIPTDIR
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/cluster.sh
-. "$LL_LIB/cluster.sh"
-# shellcheck source=lib/ownership.sh
-. "$LL_LIB/ownership.sh"
-# shellcheck source=lib/venv.sh
-. "$LL_LIB/venv.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/cluster.sh"; . "$LL_LIB/ownership.sh"; . "$LL_LIB/venv.sh"
 
 # LATENCY_MS: empty until resolve_latency_ms, which takes Locust's default rather than restating it.
 HOLD=180 RAMP=10 QUIET=90 COOLDOWN=5 USERS=20 RATE=1 LATENCY_MS=${LIVENESS_LAB_LATENCY_MS:-} VARIANTS=- OUT='' KEEP_PODS=0 STOP_SWARM=1

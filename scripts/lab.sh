@@ -22,19 +22,10 @@
 #
 # Environment (defaults): LIVENESS_LAB_HELM_TIMEOUT=10m   how long a helm upgrade or rollback may take
 #                         LIVENESS_LAB_SETTLE=20           seconds to let fresh JVMs settle before the load
-# shellcheck source-path=SCRIPTDIR
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/tools.sh
-. "$LL_LIB/tools.sh"
-# shellcheck source=lib/cluster.sh
-. "$LL_LIB/cluster.sh"
-# shellcheck source=lib/venv.sh
-. "$LL_LIB/venv.sh"
-# shellcheck source=lib/ownership.sh
-. "$LL_LIB/ownership.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/cluster.sh"; . "$LL_LIB/venv.sh"; . "$LL_LIB/ownership.sh"
 
 ONLY='' QUICK=0 REPEAT=1 OUT=''
 HELM_TIMEOUT=${LIVENESS_LAB_HELM_TIMEOUT:-10m}
@@ -110,6 +101,12 @@ on_exit() {
   exit "$rc"
 }
 
+# no_pod_terminating: no pod of the release is being deleted.
+no_pod_terminating() {
+  ! kube -n "$LL_NAMESPACE" get pods -l "app.kubernetes.io/instance=$LL_RELEASE" \
+    -o jsonpath='{range .items[*]}{.metadata.deletionTimestamp}{"\n"}{end}' | grep -q .
+}
+
 # pods_of VARIANT: "name creationTimestamp [deletionTimestamp]" of each of the variant's pods.
 pods_of() {
   kube -n "$LL_NAMESPACE" get pods -l "app.kubernetes.io/instance=$LL_RELEASE,app.kubernetes.io/component=$1" \
@@ -121,7 +118,7 @@ pods_of() {
 # a warm JIT from the one before. Then every pod of the release is Ready, none is still terminating
 # (its connections would count against the Service), and the fresh JVMs get SETTLE seconds.
 fresh_pods() {
-  local since=$1 v stale waited=0
+  local since=$1 v stale
   shift
   for v in "$@"; do
     stale=$(pods_of "$v" | awk -v since="$since" 'NF == 2 && $2 < since { n++ } END { print n + 0 }')
@@ -134,12 +131,8 @@ fresh_pods() {
     kube -n "$LL_NAMESPACE" rollout status deployment "$LL_RELEASE-$v" --timeout "$HELM_TIMEOUT" >/dev/null ||
       die "$v did not roll out" "kubectl --context $LL_KUBE_CONTEXT -n $LL_NAMESPACE describe pods -l app.kubernetes.io/component=$v"
   done
-  while kube -n "$LL_NAMESPACE" get pods -l "app.kubernetes.io/instance=$LL_RELEASE" \
-    -o jsonpath='{range .items[*]}{.metadata.deletionTimestamp}{"\n"}{end}' | grep -q .; do
-    [ "$waited" -lt 180 ] || die "pods of the release still terminating after 180 s" "kubectl --context $LL_KUBE_CONTEXT -n $LL_NAMESPACE get pods"
-    sleep 3
-    waited=$((waited + 3))
-  done
+  ll_retry 180 no_pod_terminating ||
+    die "pods of the release still terminating after 180 s" "kubectl --context $LL_KUBE_CONTEXT -n $LL_NAMESPACE get pods"
   # Deployments, not pods: `helm test` leaves Completed pods of the release behind that never turn Ready.
   kube -n "$LL_NAMESPACE" rollout status deployment -l "app.kubernetes.io/instance=$LL_RELEASE" --timeout "$HELM_TIMEOUT" >/dev/null
   sleep "$SETTLE"

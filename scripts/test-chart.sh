@@ -18,15 +18,10 @@
 #   LIVENESS_LAB_NAMESPACE=liveness-lab                 namespace of the release
 #   LIVENESS_LAB_RELEASE=liveness-lab                   release name
 #   LIVENESS_LAB_HELM_TEST_TIMEOUT=5m                   how long `helm test` and the rollouts may take
-# shellcheck source-path=SCRIPTDIR
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/tools.sh
-. "$LL_ROOT/scripts/lib/tools.sh"
-# shellcheck source=lib/checks.sh
-. "$LL_ROOT/scripts/lib/checks.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/checks.sh"
 use_tools_bin
 
 CHART=$LL_ROOT/chart
@@ -290,8 +285,7 @@ main() {
     -h | --help) ll_usage; return 0 ;;
     *) die "unknown argument '$1'" "run '$0 --help'" ;;
   esac
-  echo "$PASSED passed, $FAILED failed"
-  [ "$FAILED" = 0 ]
+  checks_summary 0
 }
 
 main "$@"

@@ -8,14 +8,11 @@
 # Usage: scripts/test-cluster.sh [--help]
 # Ends with "N passed, N failed"; exits non-zero when any check fails.
 # The tests' subshells re-source versions.env: KIND_VERSION and the rest keep their values (SC2031).
-# shellcheck source-path=SCRIPTDIR disable=SC2031
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib disable=SC2031
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=lib/common.sh
-. "$ROOT/scripts/lib/common.sh"
-# shellcheck source=lib/checks.sh
-. "$ROOT/scripts/lib/checks.sh"
+. "$ROOT/scripts/lib/common.sh"; . "$ROOT/scripts/lib/checks.sh"
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 # Each check's output goes to a log, shown when it fails.
@@ -482,5 +479,4 @@ check "in-cluster swarm: stopped, and said so" swarm_is_stopped_and_said || true
 check "in-cluster Locust idle or absent: no swarm" no_locust_is_no_swarm || true
 check "shellcheck" shellcheck_clean || true
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+checks_summary 0

@@ -6,13 +6,10 @@
 #
 # Usage: scripts/test-docs.sh
 # Ends with "N passed, N failed"; exits 1 when anything failed.
-# shellcheck source-path=SCRIPTDIR
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/tools.sh
-. "$LL_LIB/tools.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"
 use_tools_bin
 
 case ${1:-} in

@@ -13,17 +13,10 @@
 # Environment: the LIVENESS_LAB_* settings of scripts/cluster-up.sh pass through, plus
 #   LIVENESS_LAB_E2E_WAIT=300s   how long kube-system pods may take to become Ready
 # Ends with "N passed, N failed"; exits non-zero when any check fails.
-# shellcheck source-path=SCRIPTDIR
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/checks.sh
-. "$LL_LIB/checks.sh"
-# shellcheck source=lib/tools.sh
-. "$LL_LIB/tools.sh"
-# shellcheck source=lib/cluster.sh
-. "$LL_LIB/cluster.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/checks.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/cluster.sh"
 use_tools_bin
 
 KEEP=0
@@ -134,8 +127,7 @@ on_exit() {
   trap - EXIT
   if [ "$FAILED" -gt 0 ] || [ "$rc" -ne 0 ]; then diagnostics || true; fi
   if [ "$KEEP" = 0 ]; then check "cluster-down.sh" cluster_down || true; fi
-  echo "$PASSED passed, $FAILED failed"
-  [ "$FAILED" = 0 ] && [ "$rc" = 0 ] || exit 1
+  checks_summary "$rc" || exit 1
 }
 
 main() {

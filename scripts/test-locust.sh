@@ -11,13 +11,10 @@
 # Environment (defaults):
 #   LIVENESS_LAB_SCREENSHOTS=<pytest tmp>   where the Pods tab screenshot goes
 # Uses 127.0.0.1 ports 18080-18083. Ends with pytest's "N passed" line.
-# shellcheck source-path=SCRIPTDIR
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-# shellcheck source=lib/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/venv.sh
-. "$LL_LIB/venv.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/venv.sh"
 
 # check_pins: the Locust base image tag, the Dockerfile's default and the locust pin agree, and the lock
 # files hold the requirements files' pins (the image and the .venv install the locks, so a pin changed

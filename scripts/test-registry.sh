@@ -26,20 +26,13 @@
 #   (unset: the detection is under test), LIVENESS_LAB_CACHE, _DOWNLOAD_MIRROR and _NODE_IMAGE (set here)
 # Logs: <cache>/logs/registry-sim-*.log; the e2e's own under <cache>/registry-sim/e2e-cache/logs.
 # Ends with "N passed, N failed"; exits non-zero when any check fails.
-# shellcheck source-path=SCRIPTDIR
+# shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
 # The caller's PATH, before use_tools_bin puts .tools/bin first: the e2e's PATH is made from it.
 ORIG_PATH=$PATH
 
-# shellcheck source=lib/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-# shellcheck source=lib/checks.sh
-. "$LL_LIB/checks.sh"
-# shellcheck source=lib/tools.sh
-. "$LL_LIB/tools.sh"
-# shellcheck source=lib/airgap.sh
-. "$LL_LIB/airgap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/checks.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/airgap.sh"
 use_tools_bin
 
 # The official node image by tag: its pinned digest (KIND_NODE_IMAGE) is one no stand-in can have, so
@@ -817,8 +810,7 @@ on_exit() {
       teardown
     fi
   fi
-  echo "$PASSED passed, $FAILED failed"
-  [ "$FAILED" = 0 ] && [ "$rc" = 0 ] || exit 1
+  checks_summary "$rc" || exit 1
 }
 
 main() {

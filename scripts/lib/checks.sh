@@ -43,3 +43,10 @@ check() {
   fi
   return "$rc"
 }
+
+# checks_summary [RC]: "N passed, N failed"; fails when a check failed or RC (the script's own status
+# besides the checks, default 0) is not 0.
+checks_summary() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" = 0 ] && [ "${1:-0}" = 0 ]
+}

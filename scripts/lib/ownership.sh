@@ -162,11 +162,20 @@ swarm_status() {
 
 swarm_busy() { case " $LL_SWARM_BUSY " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
+# swarm_stopped: the in-cluster Locust is not swarming (or does not answer); its state in LL_SWARM_STATE.
+swarm_stopped() {
+  local status
+  LL_SWARM_STATE=gone
+  status=$(swarm_status) || return 0
+  read -r LL_SWARM_STATE _ <<<"$status"
+  ! swarm_busy "$LL_SWARM_STATE"
+}
+
 # ensure_no_swarm STOP: the in-cluster Locust sends no load. A running swarm is stopped (STOP=1, said so)
 # or refused (STOP=0) with the command that stops it. Nothing answering on the web UI's port is fine:
 # no Locust, no swarm.
 ensure_no_swarm() {
-  local stop=$1 status state users waited=0 how
+  local stop=$1 status state users how
   how="curl -X POST $LL_LOCUST_UI/stop (or Stop in the web UI, $LL_LOCUST_UI)"
   if ! status=$(swarm_status); then
     log "no in-cluster Locust answers on $LL_LOCUST_UI: no swarm to stop"
@@ -179,12 +188,8 @@ ensure_no_swarm() {
       "stop it: $how; or leave out --no-stop-swarm and the run stops it"
   log "the in-cluster Locust is swarming ($state, $users users): stopping it (POST $LL_LOCUST_UI/stop)"
   curl -fsS -m 10 -X POST "$LL_LOCUST_UI/stop" >/dev/null || die "could not stop the in-cluster Locust" "stop it yourself: $how"
-  while status=$(swarm_status) && read -r state users <<<"$status" && swarm_busy "$state"; do
-    [ "$waited" -lt 30 ] || die "the in-cluster Locust is still $state 30 s after the stop" "stop it yourself: $how"
-    sleep 1
-    waited=$((waited + 1))
-  done
-  log "in-cluster Locust stopped (${state:-gone})"
+  ll_retry 30 swarm_stopped || die "the in-cluster Locust is still swarming 30 s after the stop" "stop it yourself: $how"
+  log "in-cluster Locust stopped ($LL_SWARM_STATE)"
 }
 
 # in_flight POD: the requests POD is serving now (its demo_requests_in_flight, through the API server's
