@@ -6,6 +6,7 @@ reactive, 18082 a closed port standing in for an unreachable Kubernetes API, 180
 """
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -41,6 +42,14 @@ def pods_tab_page(web_ui: str):
             yield page
         finally:
             browser.close()
+
+
+@pytest.fixture
+def chart_settings():
+    """The chart's settings per variant, as report.settings reads them from recorded Deployments."""
+    from report import settings
+
+    return settings.settings_by_variant(json.loads((FIXTURES / "deployments.json").read_text()))
 
 
 def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:

@@ -84,11 +84,6 @@ def test_a_bad_name_or_an_unknown_only_is_refused(tmp_path):
 
 
 @pytest.fixture
-def chart_settings():
-    return settings.settings_by_variant(json.loads((FIXTURES / "deployments.json").read_text()))
-
-
-@pytest.fixture
 def runs(tmp_path, chart_settings):
     """The recorded runs, copied, run-pass with the chart's settings in run.json (it ran with them)."""
     out = {}

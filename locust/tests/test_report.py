@@ -20,8 +20,9 @@ def passing():
 
 
 @pytest.fixture
-def chart_settings():
-    return settings.settings_by_variant(json.loads((FIXTURES / "deployments.json").read_text()))
+def data(passing):
+    """The passing run, to change in one test."""
+    return copy.deepcopy(passing)
 
 
 @pytest.fixture
@@ -31,6 +32,13 @@ def passing_with_settings(passing, chart_settings):
     data = copy.deepcopy(passing)
     data.run["settings"] = chart_settings
     return data
+
+
+def built(fixture: str, tmp_path):
+    """A copy of a recorded run folder with its report built: build's exit code, the folder, summary.md."""
+    folder = shutil.copytree(FIXTURES / fixture, tmp_path / "run")
+    rc = build.main([str(folder)])
+    return rc, folder, (folder / "summary.md").read_text()
 
 
 def test_recorded_passing_run_builds_a_self_contained_report_and_exits_0(tmp_path):
@@ -62,19 +70,17 @@ def test_passing_run_restarts_blocking_after_liveness_failures_and_leaves_reacti
 
 def test_recorded_failing_run_fails_and_exits_1(tmp_path):
     # 2 users per variant: 2 requests in flight never block 4 event loops, so nothing restarts.
-    folder = shutil.copytree(FIXTURES / "run-fail", tmp_path / "run")
-    assert build.main([str(folder)]) == 1
+    rc, folder, summary = built("run-fail", tmp_path)
+    assert rc == 1
     assert (folder / "blocking.png").exists()
-    summary = (folder / "summary.md").read_text()
     assert summary.startswith("# liveness-lab scripted run: FAIL")
     assert "restarted 0 time(s) (needs >= 1)" in summary
 
 
 def test_a_run_whose_pods_were_replaced_midway_has_no_verdict_and_exits_2(tmp_path):
     # Recorded while another developer re-created the release under the run.
-    folder = shutil.copytree(FIXTURES / "run-disturbed", tmp_path / "run")
-    assert build.main([str(folder)]) == 2
-    summary = (folder / "summary.md").read_text()
+    rc, _, summary = built("run-disturbed", tmp_path)
+    assert rc == 2
     assert summary.startswith("# liveness-lab scripted run: INCONCLUSIVE")
     assert "pods created during the run" in summary
 
@@ -84,8 +90,7 @@ def failed_checks(data):
     return result.verdict, [c.text for c in result.failed()]
 
 
-def test_a_reactive_liveness_failure_fails_the_verdict(passing):
-    data = copy.deepcopy(passing)
+def test_a_reactive_liveness_failure_fails_the_verdict(data):
     t = verdict.run_phases(data.run).hold + 30
     reactive_pod = next(p["name"] for r in data.timeline if r["kind"] == "pods" for p in r["pods"] if p["variant"] == "reactive")
     data.timeline.append({"t": t, "kind": "event", "uid": "x", "pod": reactive_pod, "variant": "reactive", "reason": "Unhealthy",
@@ -94,8 +99,7 @@ def test_a_reactive_liveness_failure_fails_the_verdict(passing):
     assert outcome == "FAIL" and any("Unhealthy" in f for f in failed), failed
 
 
-def test_a_restart_without_liveness_failures_or_by_oom_fails_the_verdict(passing):
-    data = copy.deepcopy(passing)
+def test_a_restart_without_liveness_failures_or_by_oom_fails_the_verdict(data, passing):
     data.timeline = [r for r in data.timeline if not (r["kind"] == "event" and r["reason"] in ("Unhealthy", "Killing"))]
     outcome, failed = failed_checks(data)
     assert outcome == "FAIL" and any("preceded by a liveness failure" in f for f in failed)
@@ -109,22 +113,19 @@ def test_a_restart_without_liveness_failures_or_by_oom_fails_the_verdict(passing
     assert outcome == "FAIL" and any("OOMKilled" in f for f in failed)
 
 
-def test_reactive_failures_fail_the_verdict(passing):
-    data = copy.deepcopy(passing)
+def test_reactive_failures_fail_the_verdict(data):
     for row in data.totals:
         if row["Name"] == "reactive /api/work":
             row["Failure Count"] = "3"
     assert failed_checks(data)[0] == "FAIL"
 
 
-def test_a_run_without_blocking_is_inconclusive(passing):
-    data = copy.deepcopy(passing)
+def test_a_run_without_blocking_is_inconclusive(data):
     data.run["variants"] = "reactive"
     assert verdict.judge(data).verdict == "INCONCLUSIVE"
 
 
-def test_cpu_starvation_is_flagged(passing):
-    data = copy.deepcopy(passing)
+def test_cpu_starvation_is_flagged(data):
     for r in data.timeline:
         if r["kind"] == "cpu":
             r["busy"] = 1.0
@@ -132,8 +133,7 @@ def test_cpu_starvation_is_flagged(passing):
     assert cpu.starved and any("busy" in w for w in cpu.warnings)
 
 
-def test_a_run_that_lost_the_kubernetes_api_has_no_verdict(passing):
-    data = copy.deepcopy(passing)
+def test_a_run_that_lost_the_kubernetes_api_has_no_verdict(data):
     t = verdict.run_phases(data.run).hold
     data.timeline += [{"t": t + i, "kind": "error", "what": "api", "message": "connection refused"} for i in range(10)]
     result = verdict.judge(data)
@@ -180,10 +180,9 @@ def test_a_kill_outside_the_window_fails_the_verdict(passing_with_settings):
 
 
 def test_a_run_without_settings_gets_no_timing_check_and_says_so(tmp_path):
-    folder = shutil.copytree(FIXTURES / "run-pass", tmp_path / "run")
-    assert "settings" not in json.loads((folder / "run.json").read_text())
-    assert build.main([str(folder)]) == 0
-    summary = (folder / "summary.md").read_text()
+    assert "settings" not in json.loads((FIXTURES / "run-pass" / "run.json").read_text())
+    rc, _, summary = built("run-pass", tmp_path)
+    assert rc == 0
     assert "first liveness kill at" not in summary
     assert "- note: run.json records no probe settings (recorded before it did, or the API did not answer): the kill timing is not checked" in summary
 
@@ -236,9 +235,9 @@ def test_a_run_alone_passes_with_served_close_to_offered(alone):
 
 
 def test_a_run_with_extra_load_has_no_verdict_and_exits_2(tmp_path):
-    folder = shutil.copytree(FIXTURES / "run-extra-load", tmp_path / "run")
-    assert build.main([str(folder)]) == 2
-    summary, html = (folder / "summary.md").read_text(), (folder / "report.html").read_text()
+    rc, folder, summary = built("run-extra-load", tmp_path)
+    assert rc == 2
+    html = (folder / "report.html").read_text()
     assert summary.startswith("# liveness-lab scripted run: INCONCLUSIVE")
     assert "- reactive: its pods served 1,620 requests, the run offered 930 (allowed up to 997): another load generator swarmed it too" in summary
     for text in ("| served by its pods / offered by Locust | 0 / 186 (0%) | 1,620 / 930 (174%) |", "## Load the variants saw",
