@@ -38,7 +38,7 @@ CHECK_LOGS=$LL_LOGS/chart
 # uniqueness across the variants' map.
 BAD_VALUES=$(
   cat <<'EOF'
-variants.blocking.mode=sleepy                             | at '/variants/blocking/mode': value must be one of 'blocking', 'reactive', 'offloaded', 'virtual'
+variants.blocking.mode=sleepy                             | variants.blocking.mode (sleepy) is not a mode of the service image: one of blocking, reactive, offloaded, virtual (serviceModes)
 probes.liveness.periodSeconds=0                           | at '/probes/liveness/periodSeconds': minimum: got 0, want 1
 probes.readiness.timeoutSeconds=-1                        | at '/probes/readiness/timeoutSeconds': minimum: got -1, want 1
 probes.startup.failureThreshold=0                         | at '/probes/startup/failureThreshold': minimum: got 0, want 1
@@ -183,7 +183,7 @@ check_notes() {
   grep -Eq '^  reactive +management port, every 10 s, timeout 1 s, 3 failures: restarted 21-31 s after it blocks$' <<<"$notes"
 }
 
-# modes: the service's modes (Mode.java) are the ones the schema allows and the variant table runs.
+# modes: the service's modes (Mode.java) are values.yaml's serviceModes and the modes the variant table runs.
 check_modes() {
   chart_checks modes "$CHART" "$LL_ROOT/service/src/main/java/io/livenesslab/service/Mode.java"
 }

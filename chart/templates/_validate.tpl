@@ -2,6 +2,7 @@
 Checks JSON Schema cannot express, with messages naming the field; included once, from deployment.yaml.
 - a pinned image tag and variant names that fit in object names, here rather than in the schema because
   its messages for `not` and `propertyNames` do not say what is wrong;
+- each variant's mode one of serviceModes: the image's modes in one value, not copied into the schema;
 - the probes (liveness-lab.validateProbes), of the shared block and of each enabled variant after its
   overrides;
 - one nodePort per enabled variant (and Locust): uniqueness across map values is beyond JSON Schema;
@@ -19,6 +20,9 @@ Checks JSON Schema cannot express, with messages naming the field; included once
 {{- range $name, $variant := .Values.variants }}
 {{- if not (regexMatch "^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$" $name) }}
 {{- fail (printf "variants.%s: a variant name must be a lowercase DNS label of at most 20 characters (it names the Deployment, the Service and the component label)" $name) }}
+{{- end }}
+{{- if not (has $variant.mode $.Values.serviceModes) }}
+{{- fail (printf "variants.%s.mode (%s) is not a mode of the service image: one of %s (serviceModes)" $name $variant.mode (join ", " $.Values.serviceModes)) }}
 {{- end }}
 {{- if include "liveness-lab.enabled" (dict "root" $ "variant" $variant) }}
 {{- include "liveness-lab.validateProbes" (dict "root" $ "field" (printf "variants.%s.probes" $name) "probes" (include "liveness-lab.variantProbes" (dict "root" $ "variant" $variant) | fromJson)) }}

@@ -5,7 +5,7 @@ Usage: python3 scripts/libexec/chart_checks.py CHECK ARGS...   (CHECK --help for
   kind-ports    every nodePort in values.yaml is mapped to the host by kind-config.yaml
   render        what `helm template` made of one chart/ci/*-values.yaml is what those values ask for
   readme-table  chart/README.md's parameter table lists every value with its default; every key commented
-  modes         the service's modes (Mode.java) are the schema's mode enum and the variant table's modes
+  modes         the service's modes (Mode.java) are values.yaml's serviceModes and the variant table's modes
 Each prints what it found, then its problems (or one line saying all is well), and exits 1 on a problem.
 Needs PyYAML; test-chart.sh installs it.
 """
@@ -279,21 +279,21 @@ def readme_table(args):
 
 
 def modes(args):
-    """The service's modes (Mode.java's constants, lowercased) are the modes values.schema.json's `mode`
-    enum allows (so Helm names the field when one is misspelt) and the modes the variant table runs (a
-    variant of an unknown mode fails at start-up; a mode without a variant is never shown)."""
-    with open(f"{args.chart}/values.schema.json") as f:
-        enum = json.load(f)["$defs"]["variant"]["properties"]["mode"]["enum"]
+    """The service's modes (Mode.java's constants, lowercased) are values.yaml's `serviceModes`, which the
+    templates check each variant's mode against (so Helm names the field when one is misspelt), and the
+    modes the variant table runs (a mode without a variant is never shown)."""
     with open(f"{args.chart}/values.yaml") as f:
-        table = {v["mode"] for v in yaml.safe_load(f)["variants"].values()}
+        values = yaml.safe_load(f)
+    listed = values["serviceModes"]
+    table = {v["mode"] for v in values["variants"].values()}
     with open(args.mode_java) as f:
         constants = [m.group(1).lower() for m in re.finditer(r"^\t([A-Z][A-Z0-9_]*)\b[(,;]", f.read(), re.M)]
     problems = [] if constants else [f"no constants found in {args.mode_java}"]
-    if enum != constants:
-        problems.append(f"values.schema.json's mode enum {enum} is not Mode.java's constants {constants}")
+    if listed != constants:
+        problems.append(f"values.yaml's serviceModes {listed} is not Mode.java's constants {constants}")
     if table != set(constants):
         problems.append(f"the variant table runs the modes {sorted(table)}, Mode.java has {sorted(constants)}")
-    return problems, f"Mode.java's {len(constants)} modes are the schema's enum and the variant table's modes"
+    return problems, f"Mode.java's {len(constants)} modes are serviceModes and the variant table's modes"
 
 
 def main(argv):
