@@ -38,7 +38,7 @@ CHECK_LOGS=$LL_LOGS/chart
 # uniqueness across the variants' map.
 BAD_VALUES=$(
   cat <<'EOF'
-variants.blocking.mode=sleepy                             | variants.blocking.mode (sleepy) is not a mode of the service image: one of blocking, reactive, offloaded, virtual (serviceModes)
+variants.blocking.mode=sleepy                             | variants.blocking.mode (sleepy) is not a mode of the service image: one of blocking, reactive,
 probes.liveness.periodSeconds=0                           | at '/probes/liveness/periodSeconds': minimum: got 0, want 1
 probes.readiness.timeoutSeconds=-1                        | at '/probes/readiness/timeoutSeconds': minimum: got -1, want 1
 probes.startup.failureThreshold=0                         | at '/probes/startup/failureThreshold': minimum: got 0, want 1

@@ -222,6 +222,11 @@ def render(args):
     return problems, f"{scenario}: {len(docs)} objects as expected"
 
 
+# Values README.md lists without a copy of their default, which a new variant or mode would change:
+# `variants` (the table, with a row per key a variant may have) and `serviceModes` (the image's modes).
+OWN_ROWS = ("variants", "serviceModes")
+
+
 def readme_table(args):
     """chart/README.md's `| Parameter | Default | Description |` table lists every leaf of values.yaml (an
     empty map counts as a leaf) with its default, except the variant table, which it lists once as
@@ -238,8 +243,8 @@ def readme_table(args):
     def leaves(node, prefix=""):
         for key, value in node.items():
             path = f"{prefix}{key}"
-            if path == "variants":
-                continue  # the variant table: its own rows below
+            if path in OWN_ROWS:
+                continue  # the variant table and the image's modes: their own rows below
             if isinstance(value, dict) and value:
                 yield from leaves(value, path + ".")
             else:
@@ -252,14 +257,14 @@ def readme_table(args):
     per_variant = set()
     for line in readme:
         m = re.match(r"^\| `([^`]+)` \| `(.*)` \| (.*) \|$", line)
-        if m and not m.group(1).startswith("variants"):
+        if m and not m.group(1).startswith(OWN_ROWS):
             table[m.group(1)] = (m.group(2), m.group(3).strip())
-        m = re.match(r"^\| `(variants(\.<name>\.[^`]+)?)` \| [^|]+ \| (.+) \|$", line)
+        m = re.match(r"^\| `(variants(\.<name>\.[^`]+)?|serviceModes)` \| [^|]+ \| (.+) \|$", line)
         if m:
             per_variant.add(m.group(1))
     problems = [f"missing from README.md: {k}" for k in want if k not in table]
     problems += [f"in README.md but not in values.yaml: {k}" for k in table if k not in want]
-    per_variant_keys.add("variants")
+    per_variant_keys.update(OWN_ROWS)
     problems += [f"a key of a variant in values.schema.json, missing from README.md: {k}" for k in sorted(per_variant_keys - per_variant)]
     problems += [f"in README.md but not a key of a variant in values.schema.json: {k}" for k in sorted(per_variant - per_variant_keys)]
     for key, value in want.items():
@@ -275,7 +280,7 @@ def readme_table(args):
             problems.append(f"values.yaml line {number}: key without a comment above it: {line.strip()}")
         if line.strip():
             previous = line
-    return problems, f"README.md lists all {len(want)} values with their defaults, the variant table and the {len(per_variant_keys) - 1} keys of a variant; every key is commented"
+    return problems, f"README.md lists all {len(want)} values with their defaults, the variant table, serviceModes and the {len(per_variant_keys) - 2} keys of a variant; every key is commented"
 
 
 def modes(args):
