@@ -17,6 +17,9 @@
 #   --quick             3 s per run, 3 s of warm-up, scenarios 1000:100,100:100 (a smoke run, not a measurement)
 #   --idle-connections N  memory per connection: each mode holds N idle keep-alive connections, measured
 #                       with the JVM's Native Memory Tracking, heap after GC and RSS (default 10000, 0: skip)
+#   --soak MINUTES      a soak instead of the scenarios: each mode (default reactive) held at the demo's
+#                       rate (20 req/s of 1 s) for MINUTES, then at 10 times that for MINUTES; RSS and the
+#                       heap after a full GC sampled every minute, errors and latency per phase (soak.md)
 #   --service-args ARGS  more arguments for every service JVM, after the bench's own: Spring settings
 #                       (--management.observations.enable.http.server.requests=false) or JVM flags
 #                       (-XX:...), to measure what one setting costs; recorded in machine.txt
@@ -31,6 +34,7 @@ set -o errexit -o nounset -o pipefail
 
 duration=20
 quick=0
+soak=0
 idle_connections=10000
 modes=-
 service_args=()
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
     --modes) [ -n "${2:-}" ] || die "--modes needs a list" "e.g. --modes blocking,reactive"; modes=$2; shift 2 ;;
     --scenarios) [[ ${2:-} =~ ^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$ ]] || die "--scenarios needs LATENCY_MS:CONCURRENCY pairs" "e.g. --scenarios 1000:100,100:1000"; scenarios=$2; shift 2 ;;
     --quick) duration=3 quick=1 idle_connections=1000; scenarios=1000:100,100:100; shift ;;
+    --soak) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--soak needs whole minutes" "e.g. --soak 10"; soak=$2; shift 2 ;;
     --idle-connections) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--idle-connections needs a whole number" "e.g. --idle-connections 10000"; idle_connections=$2; shift 2 ;;
     --service-args) [ -n "${2:-}" ] || die "--service-args needs the arguments" "e.g. --service-args --demo.netty-metrics=false"
       read -r -a service_args <<<"$2"; shift 2 ;;
@@ -95,6 +100,7 @@ resolve_modes() {
   local mode
   mapfile -t all_modes < <(cd "$LL_ROOT/locust" && "$LL_VENV/bin/python" -m liveness_lab.variants --modes)
   [ ${#all_modes[@]} -gt 0 ] || die "could not read the modes of the variant table" "see $LL_LOGS"
+  [ "$modes" != - ] || [ "$soak" = 0 ] || modes=reactive
   [ "$modes" != - ] || modes=$(IFS=,; echo "${all_modes[*]}")
   IFS=, read -r -a mode_list <<<"$modes"
   for mode in "${mode_list[@]}"; do
@@ -246,6 +252,29 @@ idle_memory() {
     "$mode" "$idle_connections" "$(awk '{print $2}' <<<"$opened")" "$opened" "$before" "$during"
 }
 
+# soak_phase MODE RATE MINUTES: MODE offered RATE req/s of 1 s for MINUTES (open loop), its memory
+# sampled every minute into soak.jsonl, vegeta's report of the phase as one JSON line.
+soak_phase() {
+  local mode=$1 rate=$2 minutes=$3 port pid name=$1-soak-$2 attack started
+  port=$(port_of "$mode")
+  pid=$(eval "echo \$PID_$mode")
+  echo "GET http://127.0.0.1:$port/api/work?latencyMs=1000" >"$out/target-$name.txt"
+  taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$name.txt" -rate="$rate/s" -duration="${minutes}m" \
+    -timeout=10s >"$out/raw-$name.bin" 2>"$LL_LOGS/vegeta-$name.log" 9>&- &
+  attack=$!
+  started=$(ll_now)
+  while kill -0 "$attack" 2>/dev/null; do
+    # alive: the same JVM still runs (a crash would be a restart in a pod).
+    printf '{"mode":"%s","rate":%s,"t":%s,"alive":%s,"snapshot":%s}\n' "$mode" "$rate" "$(($(ll_now) - started))" \
+      "$(kill -0 "$pid" 2>/dev/null && echo true || echo false)" "$(memory_snapshot "$pid")" >>"$out/soak.jsonl"
+    sleep 60
+  done
+  wait "$attack" || true
+  printf '{"mode":"%s","rate":%s,"minutes":%s,"alive":%s,"vegeta":%s}\n' "$mode" "$rate" "$minutes" \
+    "$(kill -0 "$pid" 2>/dev/null && echo true || echo false)" "$("$VEGETA" report -type=json <"$out/raw-$name.bin")"
+  rm -f "$out/raw-$name.bin"
+}
+
 # run_one MODE LATENCY_MS CONCURRENCY: one open-loop run, its figures as one JSON line.
 run_one() {
   local mode=$1 latency=$2 conc=$3 port pid rate timeout idle_rss idle_threads load_rss load_threads conns
@@ -313,6 +342,17 @@ for mode in "${mode_list[@]}"; do
   warm_up "$mode"
 done
 
+if [ "$soak" -gt 0 ]; then
+  : >"$out/soak.jsonl"
+  for mode in "${mode_list[@]}"; do
+    for rate in 20 200; do
+      log "soak of $mode: $rate req/s of 1 s for $soak min"
+      soak_phase "$mode" "$rate" "$soak" >>"$out/soak-results.jsonl"
+    done
+  done
+  idle_connections=0 scenario_list=()
+fi
+
 if [ "$idle_connections" -gt 0 ]; then
   : >"$out/memory.jsonl"
   for mode in "${mode_list[@]}"; do
@@ -340,5 +380,5 @@ done
   [ ${#service_args[@]} = 0 ] || echo "service arguments: ${service_args[*]}"
 } >"$out/machine.txt"
 "$LL_VENV/bin/python" "$LL_ROOT/scripts/libexec/bench_report.py" "$out"
-log "done: $out/table.md, $out/chart.png"
-cat "$out/table.md"
+log "done: $out"
+cat "$out"/soak.md "$out"/table.md 2>/dev/null || true

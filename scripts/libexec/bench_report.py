@@ -4,7 +4,8 @@ Usage: python scripts/libexec/bench_report.py REPORT_DIR
        jfr print --stack-depth 64 --events jdk.ExecutionSample RUN.jfr | python bench_report.py --cpu-shares
 Reads REPORT_DIR/results.jsonl (one run a line: the mode, the scenario, memory and thread samples,
 vegeta's JSON report and the run's CPU shares), REPORT_DIR/memory.jsonl (the idle connections' memory)
-and REPORT_DIR/machine.txt; writes table.md, cpu.md, memory.md and chart.png there. --cpu-shares reads a JFR recording's CPU samples and prints, as JSON, the share of
+REPORT_DIR/soak*.jsonl (a --soak run's phases and samples) and REPORT_DIR/machine.txt; writes table.md,
+cpu.md, memory.md, soak.md and chart.png there. --cpu-shares reads a JFR recording's CPU samples and prints, as JSON, the share of
 them spent in each per-request instrument and library (CPU_PARTS): where a mode's CPU goes.
 """
 
@@ -149,6 +150,30 @@ def cpu_table(runs):
     return "\n".join(lines)
 
 
+def soak_table(phases, samples):
+    """soak.md: per phase, what the client saw (errors, latency over L) and whether memory stayed flat."""
+    lines = ["| mode | offered | minutes | requests | errors | p50 - L | p99 - L (target <= 50 ms) | same JVM throughout | heap after GC, first / last / max | RSS, first / last / max |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for phase in phases:
+        v = phase["vegeta"]
+        lat = v.get("latencies", {})
+        requests = v.get("requests", 0)
+        errors = requests - round(requests * v.get("success", 0))
+        mine = [x for x in samples if x["mode"] == phase["mode"] and x["rate"] == phase["rate"]]
+        alive = phase["alive"] and all(x["alive"] for x in mine)
+
+        def span(key):
+            values = [x["snapshot"].get(key, 0) / 1024 for x in mine]
+            return f"{values[0]:.0f} / {values[-1]:.0f} / {max(values):.0f} MiB" if values else "-"
+
+        lines.append(f"| {phase['mode']} | {phase['rate']} req/s of 1 s | {phase['minutes']} | {requests:,} | {errors:,} "
+                     f"| {lat.get('50th', 0) / NS_PER_MS - 1000:,.1f} ms | {lat.get('99th', 0) / NS_PER_MS - 1000:,.1f} ms "
+                     f"| {'yes' if alive else 'NO'} | {span('heap used')} | {span('RSS')} |")
+    lines += ["", "The demo's rate is its 20 users at 1 request/s each; the second phase offers 10 times that. Memory is",
+              "sampled every minute after a full GC (jcmd GC.run, a pause of a few ms that every sample pays alike)."]
+    return "\n".join(lines) + "\n"
+
+
 def memory_table(records):
     """memory.md: what each mode's JVM spent per idle keep-alive connection, by the JVM's own accounting."""
     lines = ["| mode | connections | RSS per connection | heap in use after GC, per connection | native (NMT, outside the heap) per connection | where (NMT categories that grew, KiB per connection) |",
@@ -243,13 +268,18 @@ def main(out):
     runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
     rows = [figures(run) for run in runs]
     machine = (out / "machine.txt").read_text().splitlines() if (out / "machine.txt").exists() else []
-    (out / "table.md").write_text(table(rows, machine))
-    (out / "cpu.md").write_text(cpu_table(list(zip(runs, rows))))
+    if rows:  # a --soak run has none
+        (out / "table.md").write_text(table(rows, machine))
+        (out / "cpu.md").write_text(cpu_table(list(zip(runs, rows))))
+        chart(rows, out / "chart.png")
+    if (out / "soak-results.jsonl").exists():
+        phases = [json.loads(line) for line in (out / "soak-results.jsonl").read_text().splitlines() if line.strip()]
+        samples = [json.loads(line) for line in (out / "soak.jsonl").read_text().splitlines() if line.strip()]
+        (out / "soak.md").write_text(soak_table(phases, samples))
     if (out / "memory.jsonl").exists():
         memory = [json.loads(line) for line in (out / "memory.jsonl").read_text().splitlines() if line.strip()]
         (out / "memory.md").write_text(memory_table(memory))
     (out / "results.json").write_text(json.dumps(rows, indent=2))
-    chart(rows, out / "chart.png")
 
 
 if __name__ == "__main__":
