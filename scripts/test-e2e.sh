@@ -149,10 +149,12 @@ main() {
   check "Pods tab of the in-cluster Locust shows the restarts" live_pods_tab || true
 }
 
-# pod_states: every pod of the release with its UID and restart count, one per line, sorted.
+# pod_states: every pod of the release with its UID and restart count, one per line, sorted; pods
+# being deleted left out (the first cluster-up's rollout may still be ending: 40 s of grace).
 pod_states() {
   kube -n "$LL_NAMESPACE" get pods -l "app.kubernetes.io/instance=$LL_RELEASE" \
-    -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.uid} {.status.containerStatuses[*].restartCount}{"\n"}{end}' | sort
+    -o jsonpath='{range .items[*]}{.metadata.deletionTimestamp}|{.metadata.name} {.metadata.uid} {.status.containerStatuses[*].restartCount}{"\n"}{end}' |
+    sed -n 's/^|//p' | sort
 }
 
 # rerun_changes_nothing: scripts/cluster-up.sh again with everything up: no image is built or loaded
