@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml  # PyYAML comes with the kubernetes client (requirements.lock)
 
+from liveness_lab import DEFAULT_LATENCY_MS
 from liveness_lab.variants import VARIANTS
 
 CATALOGUE = Path(__file__).resolve().parents[1] / "scenarios"
@@ -37,7 +38,7 @@ NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
 COUNT = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+)$")
 
 # What scripts/demo.sh runs when a scenario's load leaves a key out (its own defaults, but a shorter hold).
-LOAD_DEFAULTS = {"users": 20, "rate": 1.0, "latency_ms": 1000, "ramp": 10, "hold": 60, "quiet": 60}
+LOAD_DEFAULTS = {"users": 20, "rate": 1.0, "latency_ms": DEFAULT_LATENCY_MS, "ramp": 10, "hold": 60, "quiet": 60}
 LOAD_KEYS = set(LOAD_DEFAULTS)
 
 # The prediction vocabulary, per variant: key -> what its value may be (checked by the loader, judged by
