@@ -172,13 +172,30 @@ check_readme_table() {
   chart_checks readme-table "$CHART"
 }
 
+# render_notes [helm flags]: NOTES.txt as `helm install` prints it, with no cluster. Helm 3's
+# `install --dry-run=client` still asks the API server for its version (helm/helm#13144, fixed in Helm 4)
+# and `helm template` leaves NOTES.txt out, so a copy of the chart renders it as a named template inside
+# a one-key YAML document.
+render_notes() {
+  local copy
+  copy=$(mktemp -d "$RENDERED/notes.XXXXXX")
+  cp -R "$CHART/." "$copy"
+  {
+    printf '{{- define "liveness-lab.notes-under-test" }}'
+    cat "$CHART/templates/NOTES.txt"
+    printf '{{- end }}\nnotes: {{ include "liveness-lab.notes-under-test" . | toJson }}\n'
+  } >"$copy/templates/notes-under-test.yaml"
+  rm "$copy/templates/NOTES.txt"
+  helm template "$RELEASE" "$copy" --namespace "$NAMESPACE" --show-only templates/notes-under-test.yaml "$@" |
+    python3 -c 'import sys, yaml; print(yaml.safe_load(sys.stdin)["notes"])'
+}
+
 # notes: NOTES.txt gives each variant its own liveness settings and restart window, its overrides
 # merged: a variant with a 10 s period is restarted 21-31 s after it blocks, the others 11-16 s.
 check_notes() {
   local notes
-  notes=$(helm install "$RELEASE" "$CHART" --dry-run=client --namespace "$NAMESPACE" \
-    --set variants.reactive.probes.liveness.periodSeconds=10 --set variants.reactive.probes.target=management)
-  sed -n '/^NOTES:/,$p' <<<"$notes"
+  notes=$(render_notes --set variants.reactive.probes.liveness.periodSeconds=10 --set variants.reactive.probes.target=management)
+  printf '%s\n' "$notes"
   grep -Eq '^  blocking +main port, every 5 s, timeout 1 s, 3 failures: restarted 11-16 s after it blocks$' <<<"$notes"
   grep -Eq '^  reactive +management port, every 10 s, timeout 1 s, 3 failures: restarted 21-31 s after it blocks$' <<<"$notes"
 }
