@@ -10,7 +10,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * The demo's settings, under {@code demo.*} (environment: {@code APP_MODE}, {@code DEMO_LATENCY_MS},
  * {@code DEMO_LATENCY_MAX_MS}, {@code DEMO_DOWNSTREAM_URL}, {@code DEMO_DOWNSTREAM_MAX_CONNECTIONS},
- * {@code DEMO_DRAIN}).
+ * {@code DEMO_DRAIN}, {@code DEMO_MAX_IN_FLIGHT}).
  *
  * @param mode how requests wait: blocking, reactive, offloaded or virtual
  * @param latencyMs the latency of {@code /api/work} when a request names none
@@ -22,16 +22,19 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *        before the web server's graceful shutdown begins (see {@link ConnectionDrain}): long enough for
  *        every busy keep-alive client to get one such answer and for the endpoint removal to reach every
  *        node's proxy
+ * @param maxInFlight load shedding: at most this many {@code /api/work} requests in flight, every one
+ *        above it answered 429 at once; 0 (the default) sheds nothing
  */
 @ConfigurationProperties("demo")
 record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstreamUrl,
-		int downstreamMaxConnections, Duration drain) {
+		int downstreamMaxConnections, Duration drain, int maxInFlight) {
 
 	@ConstructorBinding
 	DemoProperties(@DefaultValue("reactive") String mode, @DefaultValue("1000") long latencyMs,
 			@DefaultValue("60000") long latencyMaxMs, URI downstreamUrl,
-			@DefaultValue("10000") int downstreamMaxConnections, @DefaultValue("5s") Duration drain) {
-		this(Mode.parse(mode), latencyMs, latencyMaxMs, downstreamUrl, downstreamMaxConnections, drain);
+			@DefaultValue("10000") int downstreamMaxConnections, @DefaultValue("5s") Duration drain,
+			@DefaultValue("0") int maxInFlight) {
+		this(Mode.parse(mode), latencyMs, latencyMaxMs, downstreamUrl, downstreamMaxConnections, drain, maxInFlight);
 	}
 
 	DemoProperties {
@@ -48,6 +51,9 @@ record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstre
 		}
 		if (drain.isNegative()) {
 			throw new IllegalArgumentException("demo.drain must be >= 0, got " + drain);
+		}
+		if (maxInFlight < 0) {
+			throw new IllegalArgumentException("demo.max-in-flight must be >= 0 (0: no cap), got " + maxInFlight);
 		}
 	}
 

@@ -2,8 +2,10 @@ package io.livenesslab.service;
 
 import java.io.IOException;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.reactive.function.client.WebClientException;
@@ -19,6 +21,15 @@ class ProblemHandler {
 		problem.setProperty("parameter", ex.parameter());
 		problem.setProperty("rule", ex.getMessage());
 		return problem;
+	}
+
+	/** Shed: over the cap on requests in flight. Retry-After says when to come back. */
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> tooBusy(TooBusyException ex) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS, ex.getMessage());
+		problem.setTitle("Too many requests in flight");
+		problem.setProperty("maxInFlight", ex.maxInFlight());
+		return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS).header(HttpHeaders.RETRY_AFTER, "1").body(problem);
 	}
 
 	/** The downstream failed or answered an error: the gateway's fault, not ours, so 502. */

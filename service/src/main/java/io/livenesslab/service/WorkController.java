@@ -64,6 +64,11 @@ class WorkController {
 		return Mono.defer(() -> {
 			long started = System.nanoTime();
 			int now = this.inFlight.incrementAndGet();
+			int cap = this.properties.maxInFlight();
+			if (cap > 0 && now > cap) {
+				this.inFlight.decrementAndGet();
+				return Mono.error(new TooBusyException(cap));
+			}
 			return this.waiter.await(latency)
 				.map((thread) -> new WorkResult(this.properties.mode().label(), latency.toMillis(),
 						Duration.ofNanos(System.nanoTime() - started).toMillis(), thread, this.pod,

@@ -1,5 +1,6 @@
 package io.livenesslab.service;
 
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,6 +59,47 @@ class LivenessUnderLoadTests {
 		}
 	}
 
+	/**
+	 * The remedy {@code demo.liveness-off-pool} and its lesson: liveness answered from the event loop
+	 * keeps saying UP while boundedElastic is full; readiness, still on the pool, times out with the
+	 * requests.
+	 */
+	@Test
+	void offloadedLivenessOffThePoolAnswersWhileBoundedElasticIsFull() throws Exception {
+		try (RunningService service = RunningService.start(
+				Map.of("demo.mode", "offloaded", "demo.liveness-off-pool", true))) {
+			service.sendSlow(BOUNDED_ELASTIC_THREADS * 3, "/api/work?latencyMs=8000");
+			service.awaitInFlight(BOUNDED_ELASTIC_THREADS * 3, Duration.ofSeconds(30));
+			List<ProbeResult> liveness = probe(service, "/livez");
+			List<ProbeResult> readiness = probe(service, "/readyz");
+			System.out.printf("offloaded, liveness off the pool, %d in flight: /livez %s, /readyz %s%n",
+					service.requestsInFlight(), liveness, readiness);
+			assertThat(liveness).allSatisfy((probe) -> assertThat(probe.status()).isEqualTo(200));
+			assertThat(readiness).allSatisfy((probe) -> assertThat(probe.timedOut()).isTrue());
+		}
+	}
+
+	/**
+	 * Load shedding ({@code demo.max-in-flight}) below boundedElastic's thread count: the requests over
+	 * the cap are answered 429 problem+json while the others still wait, and the pool keeps free threads
+	 * for the liveness check.
+	 */
+	@Test
+	void offloadedWithACapOnRequestsInFlightShedsTheRestAndStaysAlive() throws Exception {
+		int cap = BOUNDED_ELASTIC_THREADS / 2;
+		try (RunningService service = RunningService.start(Map.of("demo.mode", "offloaded", "demo.max-in-flight", cap))) {
+			service.sendSlow(cap, "/api/work?latencyMs=8000");
+			service.awaitInFlight(cap, Duration.ofSeconds(30));
+			HttpResponse<String> shed = RunningService.get(service.uri("/api/work?latencyMs=8000"));
+			assertThat(shed.statusCode()).isEqualTo(429);
+			assertThat(shed.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+			assertThat(shed.headers().firstValue("Retry-After")).hasValue("1");
+			assertThat(shed.body()).contains("\"maxInFlight\":" + cap);
+			assertThat(service.requestsInFlight()).as("the shed request never counted, the others still wait").isEqualTo(cap);
+			assertThat(probe(service, "/livez")).allSatisfy((probe) -> assertThat(probe.status()).isEqualTo(200));
+		}
+	}
+
 	private static void assertProbesAnswer(String mode, int requests, int latencyMs) throws Exception {
 		try (RunningService service = RunningService.start(Map.of("demo.mode", mode))) {
 			service.sendSlow(requests, "/api/work?latencyMs=" + latencyMs);
@@ -102,6 +144,24 @@ class LivenessUnderLoadTests {
 			// the management port answers only when its connection lands on a loop that is not asleep.
 			System.out.printf("blocking with management port: main /livez %s, management liveness %s%n", main, management);
 			assertThat(main).allSatisfy((probe) -> assertThat(probe.timedOut()).isTrue());
+		}
+	}
+
+	/** The remedy {@code demo.management-own-event-loops}: the management server's probes answer. */
+	@Test
+	void managementServerOnItsOwnEventLoopAnswersWhileTheMainLoopsBlock() throws Exception {
+		try (RunningService service = RunningService.start(Map.of("demo.mode", "blocking", "management.server.port", 0,
+				"demo.management-own-event-loops", true))) {
+			holdEveryEventLoop(service);
+			List<ProbeResult> main = probe(service, "/livez");
+			List<ProbeResult> management = new ArrayList<>();
+			for (int i = 0; i < PROBES; i++) {
+				management.add(RunningService.probe(service.managementUri("/actuator/health/liveness"), PROBE_TIMEOUT));
+			}
+			System.out.printf("blocking, management port on its own event loop: main /livez %s, management liveness %s%n",
+					main, management);
+			assertThat(main).allSatisfy((probe) -> assertThat(probe.timedOut()).isTrue());
+			assertThat(management).allSatisfy((probe) -> assertThat(probe.status()).isEqualTo(200));
 		}
 	}
 

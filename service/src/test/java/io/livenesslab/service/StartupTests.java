@@ -26,6 +26,13 @@ class StartupTests {
 	}
 
 	@Test
+	void negativeCapOnRequestsInFlightStopsStartUp() {
+		assertThatThrownBy(() -> RunningService.start(Map.of("demo.max-in-flight", -1)))
+			.rootCause()
+			.hasMessageContaining("demo.max-in-flight must be >= 0 (0: no cap), got -1");
+	}
+
+	@Test
 	void modeIsCaseInsensitiveAndReported() throws Exception {
 		try (RunningService service = RunningService.start(Map.of("demo.mode", "Offloaded"))) {
 			String body = RunningService.get(service.uri("/api/work?latencyMs=1")).body();
