@@ -49,6 +49,8 @@ PREDICTIONS = {
     "kill_reason": "'liveness': every restart followed liveness failures (not OOMKilled, not evicted)",
     "kill_timing": "'from-settings': the first liveness kill within (F-1)P+T .. FP+T (+ slack) of the load start, from the recorded probe",
     "failures": "a count: failed requests",
+    "shed": "a count: requests answered 429 Too Many Requests (load shedding)",
+    "failures_not_shed": "a count: failed requests other than 429: timeouts, resets, other statuses",
     "liveness_failures": "a count: 'Liveness probe failed' events",
     "unhealthy": "a count: Unhealthy events of any probe",
     "ready": "'throughout' (every pod Ready in every snapshot) or 'not-throughout' (some pod NotReady during the load)",
@@ -111,7 +113,7 @@ def check_prediction(path, where, key, value) -> None:
     if key not in PREDICTIONS:
         raise ScenarioError(path, where, f"unknown prediction '{key}'; known: {', '.join(PREDICTIONS)}")
     field_name = f"{where}.{key}"
-    if key in ("restarts", "failures", "liveness_failures", "unhealthy"):
+    if PREDICTIONS[key].startswith("a count"):
         ok = check_count(value)
     elif key == "restarted_pods":
         ok = value == "all" or check_count(value)

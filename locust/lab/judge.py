@@ -80,6 +80,15 @@ def not_ready_during_load(a: VariantAnalysis) -> list[float]:
     return [round(t - ph.start, 1) for t, ready, total in a.pods.ready if ph.start <= t <= ph.quiet and ready < total]
 
 
+# How Locust's FastHttpUser names an answer with status 429 in its failures.
+SHED_ERROR = re.compile(r"\bcode=429\b")
+
+
+def shed(a: VariantAnalysis) -> int:
+    """Requests the variant answered 429 (demo.max-in-flight's load shedding)."""
+    return sum(n for error, n in a.figures.errors if SHED_ERROR.search(error))
+
+
 def judge_line(key: str, expected, a: VariantAnalysis, result: Verdict, run: dict) -> Line:
     v = a.variant
     restarted = sorted(p for p, n in a.pods.restarts_by_pod.items() if n > 0)
@@ -109,6 +118,13 @@ def judge_line(key: str, expected, a: VariantAnalysis, result: Verdict, run: dic
     if key == "failures":
         f = a.figures
         return Line(v, key, str(expected), f"{f.failures} of {f.requests} ({f.failure_ratio:.1%})", count_holds(expected, f.failures))
+    if key == "shed":
+        n = shed(a)
+        return Line(v, key, str(expected), f"{n} of {a.figures.requests} answered 429", count_holds(expected, n))
+    if key == "failures_not_shed":
+        n = a.figures.failures - shed(a)
+        other = ", ".join(f"{error} x{k}" for error, k in a.figures.errors if not SHED_ERROR.search(error))
+        return Line(v, key, str(expected), f"{n}" + (f" ({other})" if other else ""), count_holds(expected, n))
     if key == "liveness_failures":
         n = len(a.probes.liveness_failures)
         return Line(v, key, str(expected), str(n), count_holds(expected, n))
@@ -141,6 +157,7 @@ def figures(a: VariantAnalysis) -> dict:
         "restarts": len(a.pods.restarts),
         "requests": f.requests,
         "failures": f.failures,
+        "shed": shed(a),
         "firstLivenessKillS": a.first_liveness_kill_s,
         "livenessFailures": len(a.probes.liveness_failures),
         "unhealthy": a.probes.unhealthy,

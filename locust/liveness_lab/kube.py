@@ -16,6 +16,7 @@ import logging
 import os
 from datetime import datetime, timezone
 
+from .probes import container_liveness
 from .variants import POD_SELECTOR, variant_of_pod
 
 DEFAULT_NAMESPACE = "liveness-lab"
@@ -150,6 +151,7 @@ def pod_record(pod: dict) -> dict:
         "lastTerminatedExitCode": last_terminated.get("exitCode"),
         "lastTerminatedAt": parse_time(last_terminated.get("finishedAt")),
         "deleting": bool(meta.get("deletionTimestamp")),
+        "liveness": container_liveness(pod),  # its liveness probe in one line, None without a spec
     }
 
 

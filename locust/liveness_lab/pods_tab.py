@@ -1,4 +1,5 @@
-"""The Pods tab of the Locust web UI: per variant, pods Ready/total, restarts, the last liveness failure.
+"""The Pods tab of the Locust web UI: per variant, pods Ready/total, restarts, the last liveness failure,
+and the liveness probe in force (kind, port, path, timing), so a workshop sees which lesson is on screen.
 
 Built on Locust's documented web-UI extension points (its ``examples/extend_web_ui.py``):
 ``web_ui.template_args["extended_tabs"/"extended_tables"]`` declare the tab and its columns, and an
@@ -31,6 +32,7 @@ COLUMNS = [
     {"key": "name", "title": "Variant"},
     {"key": "ready", "title": "Ready / total"},
     {"key": "restarts", "title": "Restarts"},
+    {"key": "probe", "title": "Liveness probe"},
     {"key": "failed", "title": "Last liveness failure"},
     {"key": "message", "title": "Message"},
 ]
@@ -54,17 +56,19 @@ def summarize(pods: list[dict], events: list[dict], now: float | None = None) ->
                 "name": variant,
                 "ready": f"{sum(p['ready'] for p in mine)}/{len(mine)}" + (f" ({', '.join(states)})" if states else ""),
                 "restarts": sum(p["restarts"] for p in mine),
+                # Pods of one variant share a spec, except for a moment during a rollout: show each kind.
+                "probe": "; ".join(sorted({p["liveness"] for p in mine if p.get("liveness")})) or "?",
                 "failed": _when(last["last"], now) if last else "none",
                 "message": f"{last['pod']}: {last['message']}"[:200] if last else "",
             }
         )
     if not rows:
-        rows.append({"name": "(none)", "ready": "0/0", "restarts": 0, "failed": "", "message": "no liveness-lab pods in the namespace"})
+        rows.append({"name": "(none)", "ready": "0/0", "restarts": 0, "probe": "", "failed": "", "message": "no liveness-lab pods in the namespace"})
     return rows
 
 
 def unreachable_rows(error: str) -> list[dict]:
-    return [{"name": "Kubernetes API unreachable", "ready": "?", "restarts": "?", "failed": "", "message": error}]
+    return [{"name": "Kubernetes API unreachable", "ready": "?", "restarts": "?", "probe": "", "failed": "", "message": error}]
 
 
 def _when(ts: float | None, now: float) -> str:

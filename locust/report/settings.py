@@ -14,30 +14,13 @@ import re
 import sys
 from dataclasses import dataclass
 
+from liveness_lab.probes import probe_settings
+
 COMPONENT_LABEL = "app.kubernetes.io/component"
-# What the kubelet uses when a probe leaves a field out (the API server fills these in anyway).
-PROBE_DEFAULTS = {"periodSeconds": 10, "timeoutSeconds": 1, "failureThreshold": 3}
 # Reactor Netty's event-loop count, when the JVM is told one (FACTS.md: otherwise max(CPUs, 4)).
 _IO_WORKERS = re.compile(r"-Dreactor\.netty\.ioWorkerCount=(\d+)")
 # Event timestamps are whole seconds; a restart's own time comes from the container's finishedAt.
 CLOCK_SLACK_S = 2.0
-
-
-PROBE_KINDS = ("httpGet", "tcpSocket", "grpc", "exec")
-
-
-def probe_settings(probe: dict | None) -> dict | None:
-    """periodSeconds, timeoutSeconds, failureThreshold, its kind (httpGet, tcpSocket ...) and where it asks
-    (path, port) of one probe."""
-    if not probe:
-        return None
-    out = {key: int(probe.get(key, default)) for key, default in PROBE_DEFAULTS.items()}
-    kind = next((k for k in PROBE_KINDS if k in probe), None)
-    target = probe.get(kind) or {} if kind != "exec" else {}
-    out["type"] = kind
-    out["path"] = target.get("path")
-    out["port"] = target.get("port")
-    return out
 
 
 def event_loops(java_tool_options: str | None) -> int | None:

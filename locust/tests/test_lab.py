@@ -155,6 +155,20 @@ def test_the_other_predictions_read_the_recorded_figures(runs):
     assert judge.count_holds("<=2", 2) and not judge.count_holds(">0", 0) and judge.count_holds(0, 0)
 
 
+def test_shed_requests_are_the_429_answers_and_the_other_failures_are_the_rest(runs):
+    folder = runs["run-disturbed"]  # reactive: 380 answers of 403, 60 connections closed
+    failures = folder / "locust_failures.csv"
+    failures.write_text(failures.read_text().replace("LocustBadStatusCode(code=403)", "LocustBadStatusCode(code=429)"))
+    data = judge.load_run(folder)
+    result = judge.judge(data)
+    blocking, reactive = result.analyses["blocking"], result.analyses["reactive"]
+    line = lambda key, value, a: judge.judge_line(key, value, a, result, data.run)  # noqa: E731
+    assert line("shed", ">0", reactive).measured.startswith("380 of ")
+    assert line("shed", ">0", reactive).held and line("shed", 0, blocking).held
+    not_shed = line("failures_not_shed", 0, reactive)
+    assert not not_shed.held and not_shed.measured == "60 (HTTPConnectionClosed('connection closed.') x60)"
+
+
 def lab_folder(tmp_path, runs, names):
     """A lab folder as scripts/lab.sh leaves it: per run, demo.sh's files, lab.json and timing.json."""
     lab = tmp_path / "lab-test"

@@ -46,6 +46,21 @@ def test_rows_show_ready_pods_restarts_and_the_last_liveness_failure_per_variant
     assert rows["reactive"]["restarts"] == 0
     assert rows["reactive"]["failed"] == "none"
     assert rows["reactive"]["ready"] == "1/1"
+    # The probe in force, read from the pod spec, its named port resolved.
+    assert rows["blocking"]["probe"] == "httpGet http (8080) /livez, every 5 s, timeout 1 s, 3 failures"
+
+
+def test_the_probe_column_names_a_tcp_probe_and_each_kind_during_a_rollout():
+    pods = api_items("pods.json")
+    blocking = [p for p in pods if "blocking" in p["metadata"]["name"]]
+    tcp = json.loads(json.dumps(blocking[0]))
+    tcp["metadata"]["name"] += "-tcp"
+    tcp["spec"]["containers"][0]["livenessProbe"] = {"tcpSocket": {"port": "http"}, "periodSeconds": 10}
+    poller = pods_tab.PodsPoller(StubKube([*pods, tcp], []))
+    poller.refresh()
+    rows = {r["name"]: r for r in poller.rows}
+    assert rows["blocking"]["probe"] == ("httpGet http (8080) /livez, every 5 s, timeout 1 s, 3 failures; "
+                                         "tcpSocket http (8080), every 10 s, timeout 1 s, 3 failures")
 
 
 def test_an_unreachable_api_becomes_a_row_not_an_exception():
@@ -94,7 +109,7 @@ def test_pods_route_reports_the_unreachable_api(locust_web_ui):
 
 def test_pods_tab_renders_in_headless_chromium(locust_web_ui, tmp_path):
     with pods_tab_page(locust_web_ui) as page:
-        for column in ("Variant", "Ready / total", "Restarts", "Last liveness failure", "Message"):
+        for column in ("Variant", "Ready / total", "Restarts", "Liveness probe", "Last liveness failure", "Message"):
             page.get_by_role("columnheader", name=column).wait_for(timeout=10000)
         page.get_by_text("Kubernetes API unreachable").wait_for(timeout=20000)
         shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "pods-tab-unreachable.png"
