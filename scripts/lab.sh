@@ -46,6 +46,8 @@ parse_args() {
   [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "--repeat '$REPEAT' is not a whole number above 0" "e.g. --repeat 3"
   [[ $SETTLE =~ ^[0-9]+$ ]] || die "LIVENESS_LAB_SETTLE '$SETTLE' is not a whole number of seconds"
   OUT=${OUT:-$LL_ROOT/reports/lab-$(date -u +%Y%m%dT%H%M%SZ)}
+  # Absolute: the Python side runs from locust/.
+  [[ $OUT == /* ]] || OUT=$PWD/$OUT
 }
 
 # lab_cli ARGS...: the lab's Python side (locust/lab/__main__.py), from the venv.
