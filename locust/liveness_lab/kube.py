@@ -16,7 +16,7 @@ import logging
 import os
 from datetime import datetime, timezone
 
-from .probes import container_liveness
+from .probes import container_liveness, container_ports
 from .variants import POD_SELECTOR, variant_of_pod
 
 DEFAULT_NAMESPACE = "liveness-lab"
@@ -152,6 +152,9 @@ def pod_record(pod: dict) -> dict:
         "lastTerminatedAt": parse_time(last_terminated.get("finishedAt")),
         "deleting": bool(meta.get("deletionTimestamp")),
         "liveness": container_liveness(pod),  # its liveness probe in one line, None without a spec
+        # Where /actuator answers when the chart moved it to the management server (probes.target:
+        # management, the container port named so); None: on the main port.
+        "actuatorPort": container_ports(pod).get("management"),
     }
 
 

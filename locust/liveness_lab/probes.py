@@ -34,10 +34,20 @@ def describe(settings: dict | None, ports: dict | None = None) -> str:
             f"timeout {settings['timeoutSeconds']} s, {settings['failureThreshold']} failures")
 
 
+def _service_container(pod: dict) -> dict | None:
+    containers = (pod.get("spec") or {}).get("containers") or []
+    return containers[0] if containers else None
+
+
+def container_ports(pod: dict) -> dict:
+    """The named ports of a pod's first container (API JSON): {"http": 8080, "management": 8081}."""
+    container = _service_container(pod) or {}
+    return {p["name"]: p.get("containerPort") for p in container.get("ports") or [] if p.get("name")}
+
+
 def container_liveness(pod: dict) -> str | None:
     """The described liveness probe of a pod's first container (API JSON), None when the spec has none."""
-    containers = (pod.get("spec") or {}).get("containers") or []
-    if not containers:
+    container = _service_container(pod)
+    if container is None:
         return None
-    ports = {p["name"]: p.get("containerPort") for p in containers[0].get("ports") or [] if p.get("name")}
-    return describe(probe_settings(containers[0].get("livenessProbe")), ports)
+    return describe(probe_settings(container.get("livenessProbe")), container_ports(pod))

@@ -9,7 +9,8 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
 - ``event``: each new or re-counted event about a pod (``Unhealthy``, ``Killing``, ``BackOff``...);
 - ``metrics``: every ``--metrics-every`` seconds, each variant pod's own count of the requests it served
   (``demo_work_latency_seconds_count``, summed over its ``mode`` tag) and of those in flight
-  (``demo_requests_in_flight``), read from ``/actuator/prometheus`` through the API server's pod proxy,
+  (``demo_requests_in_flight``), read from ``/actuator/prometheus`` through the API server's pod proxy
+  (on the management port when the pod has one),
   with the pod's restart count (a restarted container counts from 0 again); a pod that did not answer
   (a saturated blocking pod often does not) is listed under ``missed`` with the reason. A thread of its
   own, so a pod that keeps the scrape waiting does not delay the pod snapshots;
@@ -111,7 +112,8 @@ class Recorder:
                 continue
             seen = {"variant": pod["variant"], "restarts": pod["restarts"], "t": round(time.time(), 3)}
             try:
-                text = kube.pod_proxy(pod["name"], SERVICE_PORT, "actuator/prometheus", METRICS_TIMEOUT_S)
+                port = pod["actuatorPort"] or SERVICE_PORT
+                text = kube.pod_proxy(pod["name"], port, "actuator/prometheus", METRICS_TIMEOUT_S)
                 sampled[pod["name"]] = seen | parse_service_metrics(text.decode("utf-8", "replace"))
             except KubeUnavailable as e:
                 missed[pod["name"]] = seen | {"message": pod["waiting"] or str(e)}

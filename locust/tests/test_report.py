@@ -6,6 +6,7 @@ gives them to report.settings)."""
 import json
 
 import copy
+import io
 import shutil
 
 import pytest
@@ -323,3 +324,31 @@ def test_the_recorder_reads_the_service_counters_of_every_mode_tag():
     )
     assert parse_service_metrics(text) == {"served": 952, "inFlight": 3}
     assert parse_service_metrics("# nothing here\n") == {}
+
+
+def test_the_recorder_reads_each_pods_counters_where_its_actuator_answers():
+    """Main port 8080 by default; the management port when the chart moved actuator there."""
+    from report.recorder import Recorder
+
+    pods = json.loads((FIXTURES / "pods.json").read_text())["items"]
+    moved = copy.deepcopy(pods[0])
+    moved["metadata"]["name"] += "-management"
+    moved["spec"]["containers"][0]["ports"].append({"name": "management", "containerPort": 8081, "protocol": "TCP"})
+
+    class Kube:
+        asked = []
+
+        def pods(self):
+            return [*pods, moved]
+
+        def pod_proxy(self, pod, port, path, timeout_s):
+            self.asked.append((pod, port, path))
+            return b'demo_requests_in_flight{mode="blocking"} 3.0\ndemo_work_latency_seconds_count{mode="blocking"} 7.0\n'
+
+    out = io.StringIO()
+    Recorder(out, Kube(), metrics_kube=Kube()).metrics()
+    want = {p["metadata"]["name"]: 8080 for p in pods} | {moved["metadata"]["name"]: 8081}
+    assert {pod: port for pod, port, _ in Kube.asked} == want
+    assert {path for _, _, path in Kube.asked} == {"actuator/prometheus"}
+    sample = json.loads(out.getvalue())
+    assert len(sample["pods"]) == 3 and all(p["inFlight"] == 3 and p["served"] == 7 for p in sample["pods"].values())
