@@ -17,8 +17,8 @@
 #   --help
 #
 # Adding a scenario needs no code: a new file in locust/scenarios/ (its header says what goes in it;
-# `python -m lab check` from locust/ checks them all). 3 to 5.5 minutes per scenario on 2 cores (about 32
-# for all nine): a rollout, the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
+# `python -m lab check` from locust/ checks them all). 2.6 to 4.7 minutes per scenario on 2 cores (about 41
+# for all twelve): a rollout, the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
 #
 # Environment (defaults): LIVENESS_LAB_HELM_TIMEOUT=10m   how long a helm upgrade or rollback may take
 #                         LIVENESS_LAB_SETTLE=20           seconds to let fresh JVMs settle before the load
