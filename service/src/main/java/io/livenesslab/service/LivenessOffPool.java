@@ -15,7 +15,7 @@ import org.springframework.context.annotation.Configuration;
  * (HealthIndicatorAdapter), so in offloaded mode, once user work holds every boundedElastic thread, the
  * liveness probe queues behind it and the pod is killed. Answering from the event loop keeps the pod
  * alive, and that is the lesson: liveness then says "alive" about a service whose pool is saturated,
- * while readiness (still on the pool) and the requests time out.
+ * while readiness (still on the pool) times out and the requests queue behind the pool.
  *
  * <p>The bean takes the name of Boot's own (AvailabilityHealthContributorAutoConfiguration backs off
  * for it), so the {@code liveness} health group and its {@code livenessState} member are unchanged.
