@@ -1,6 +1,13 @@
 package io.livenesslab.service;
 
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -98,6 +105,48 @@ class LivenessUnderLoadTests {
 			assertThat(service.requestsInFlight()).as("the shed request never counted, the others still wait").isEqualTo(cap);
 			assertThat(probe(service, "/livez")).allSatisfy((probe) -> assertThat(probe.status()).isEqualTo(200));
 		}
+	}
+
+	/**
+	 * A client that keeps its connection after a 429 must get its next answer. Reactor Netty 1.3.7 could
+	 * stop reading a keep-alive connection when a request queued behind a slower one was answered at once
+	 * (reactor/reactor-netty#4361): the next request then sat unread in the socket until the client gave
+	 * up, the shedding scenario's stray timeouts. Here: one slow request fills a cap of 1; on one
+	 * connection, /livez (answered off the event loop) and /api/work (refused at once) are sent
+	 * together, then a third request after both answers.
+	 */
+	@Test
+	void aKeepAliveConnectionIsStillReadAfterA429() throws Exception {
+		try (RunningService service = RunningService.start(Map.of("demo.mode", "reactive", "demo.max-in-flight", 1))) {
+			service.sendSlow(1, "/api/work?latencyMs=8000");
+			service.awaitInFlight(1, Duration.ofSeconds(30));
+			int port = service.uri("/").getPort();
+			try (Socket socket = new Socket("127.0.0.1", port)) {
+				socket.setSoTimeout(5_000);
+				InputStream in = new BufferedInputStream(socket.getInputStream());
+				OutputStream out = socket.getOutputStream();
+				out.write((request(port, "/livez") + request(port, "/api/work")).getBytes(StandardCharsets.US_ASCII));
+				out.flush();
+				assertThat(KeepAliveClient.Answer.read(in).status()).isEqualTo(200);
+				assertThat(KeepAliveClient.Answer.read(in).status()).isEqualTo(429);
+				out.write(request(port, "/api/work").getBytes(StandardCharsets.US_ASCII));
+				out.flush();
+				assertThat(answerWithin(in, "the request after the 429, on the same connection")).isEqualTo(429);
+			}
+		}
+	}
+
+	private static int answerWithin(InputStream in, String what) throws IOException {
+		try {
+			return KeepAliveClient.Answer.read(in).status();
+		}
+		catch (SocketTimeoutException ex) {
+			throw new AssertionError("no answer to " + what + " within the socket timeout: the server stopped reading it", ex);
+		}
+	}
+
+	private static String request(int port, String pathAndQuery) {
+		return "GET " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n\r\n";
 	}
 
 	private static void assertProbesAnswer(String mode, int requests, int latencyMs) throws Exception {
