@@ -17,7 +17,7 @@
 #   --help
 #
 # Adding a scenario needs no code: a new file in locust/scenarios/ (its header says what goes in it;
-# `python -m lab check` from locust/ checks them all). 2.6 to 4.7 minutes per scenario on 2 cores (about 41
+# `python -m lab check` from locust/ checks them all). 2.5 to 4.7 minutes per scenario on 2 cores (about 41
 # for all twelve): a rollout, the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
 #
 # Environment (defaults): LIVENESS_LAB_HELM_TIMEOUT=10m   how long a helm upgrade or rollback may take
