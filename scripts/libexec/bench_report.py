@@ -68,6 +68,7 @@ def figures(run):
         # modes that sleep (JFR's jdk.ThreadSleep), per second of the run. Reactive does not sleep.
         "server_rps": run["sleeps_completed"] / (run["wall_ms"] / 1000) if run.get("sleeps_completed") and run.get("wall_ms") else None,
         "thread_bound_rps": thread_bound,
+        "listen_overflows": run.get("listen_overflows"),
         "profile": run.get("profile"),
     }
 
@@ -200,8 +201,8 @@ def table(rows, machine):
     lines = [
         "; ".join(machine),
         "",
-        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | vegeta CPU | profile |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | vegeta CPU | accept queue overflows | profile |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         of = f"{r['of_bound']:.1%}"
@@ -217,11 +218,12 @@ def table(rows, machine):
         if r.get("server_rps") is not None and r["mode"] == "blocking":
             server += f" ({r['server_rps'] / r['thread_bound_rps']:.0%} of T/L)"
         profile = f"[top frames]({r['profile']})" if r.get("profile") else "-"
+        overflows = f"{r['listen_overflows']:,}" if r.get("listen_overflows") is not None else "-"
         lines.append(
             f"| {r['mode']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
             f"| {r['achieved_rps']:,.0f} | {of} | {server} | {r['p50_over_l_ms']:,.0f} ms | {r['p99_over_l_ms']:,.0f} ms "
             f"| {r['errors']:,} of {r['requests']:,} | {r['idle_rss_mib']:.0f} / {r['load_rss_mib']:.0f} MiB "
-            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} | {loadgen} | {profile} |"
+            f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} | {loadgen} | {overflows} | {profile} |"
         )
     lines += [
         "",
@@ -231,6 +233,7 @@ def table(rows, machine):
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
         "Server finished: the waits the server completed per second, answered in time or not (JFR's jdk.ThreadSleep events; reactive waits on timers, so none).",
         f"vegeta CPU: the load generator's share of its own CPU over the run; from {CLIENT_BOUND:.0%} on the client, not the server, is the limit (client-bound).",
+        "Accept queue overflows: connections the kernel dropped during the run because the JVM's accept queue was full (TcpExt ListenOverflows); each costs its client a SYN retransmit of 1 s or more.",
         "Profile: the run's JFR recording (profile-*.jfr, the JDK's `profile` settings) as its hottest methods and allocations (profile-*.txt).",
     ]
     return "\n".join(lines) + "\n"
