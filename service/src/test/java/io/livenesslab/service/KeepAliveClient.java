@@ -63,8 +63,7 @@ final class KeepAliveClient implements Callable<KeepAliveClient.Outcome> {
 
 	@Override
 	public Outcome call() throws IOException, InterruptedException {
-		byte[] request = ("GET " + this.pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1:" + this.port + "\r\n\r\n")
-			.getBytes(StandardCharsets.US_ASCII);
+		byte[] request = request(this.port, this.pathAndQuery);
 		int non200 = 0;
 		try (Socket socket = new Socket("127.0.0.1", this.port)) {
 			socket.setSoTimeout(30_000);
@@ -90,6 +89,12 @@ final class KeepAliveClient implements Callable<KeepAliveClient.Outcome> {
 				Thread.sleep(this.pause);
 			}
 		}
+	}
+
+	/** A bodyless HTTP/1.1 GET of {@code pathAndQuery} to 127.0.0.1:{@code port}, as bytes on the wire. */
+	static byte[] request(int port, String pathAndQuery) {
+		return ("GET " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n\r\n")
+			.getBytes(StandardCharsets.US_ASCII);
 	}
 
 	private static Ending afterConnectionClose(InputStream in) {

@@ -1,13 +1,13 @@
 package io.livenesslab.service;
 
 import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -125,11 +125,14 @@ class LivenessUnderLoadTests {
 				socket.setSoTimeout(5_000);
 				InputStream in = new BufferedInputStream(socket.getInputStream());
 				OutputStream out = socket.getOutputStream();
-				out.write((request(port, "/livez") + request(port, "/api/work")).getBytes(StandardCharsets.US_ASCII));
+				ByteArrayOutputStream both = new ByteArrayOutputStream();
+				both.writeBytes(KeepAliveClient.request(port, "/livez"));
+				both.writeBytes(KeepAliveClient.request(port, "/api/work"));
+				out.write(both.toByteArray()); // one write: the two requests arrive together
 				out.flush();
 				assertThat(KeepAliveClient.Answer.read(in).status()).isEqualTo(200);
 				assertThat(KeepAliveClient.Answer.read(in).status()).isEqualTo(429);
-				out.write(request(port, "/api/work").getBytes(StandardCharsets.US_ASCII));
+				out.write(KeepAliveClient.request(port, "/api/work"));
 				out.flush();
 				assertThat(answerWithin(in, "the request after the 429, on the same connection")).isEqualTo(429);
 			}
@@ -143,10 +146,6 @@ class LivenessUnderLoadTests {
 		catch (SocketTimeoutException ex) {
 			throw new AssertionError("no answer to " + what + " within the socket timeout: the server stopped reading it", ex);
 		}
-	}
-
-	private static String request(int port, String pathAndQuery) {
-		return "GET " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n\r\n";
 	}
 
 	private static void assertProbesAnswer(String mode, int requests, int latencyMs) throws Exception {
