@@ -36,7 +36,7 @@ from liveness_lab.variants import SERVICE_PORT
 THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
 _METRIC = re.compile(r'^(\w+)\{([^}]*)\}\s+([0-9.eE+-]+)')
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
-# The service's own meters (WorkController): requests to /api/work finished, and those being served now.
+# The service's own meters (WorkEndpoint): requests to /api/work finished, and those being served now.
 SERVED_METRIC, IN_FLIGHT_METRIC = "demo_work_latency_seconds_count", "demo_requests_in_flight"
 # A scrape waits this long at most: a blocking pod whose event loops are all asleep answers nothing, and
 # the next sample is due anyway.

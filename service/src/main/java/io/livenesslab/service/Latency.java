@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
 
 /**
  * The latency model of one request: a fixed latency, a uniform range, or a weighted mix such as
@@ -111,7 +112,7 @@ sealed interface Latency {
 		if (text.isEmpty()) {
 			throw new BadParameterException(parameter, parameter + " must not be empty");
 		}
-		if (!text.matches("-?[0-9]+")) {
+		if (!WholeNumber.PATTERN.matcher(text).matches()) {
 			throw new BadParameterException(parameter,
 					parameter + " '" + value + "' must be a whole number of milliseconds");
 		}
@@ -130,6 +131,16 @@ sealed interface Latency {
 					parameter + " " + ms + " is over the cap of " + capMs + " ms (demo.latency-max-ms)");
 		}
 		return ms;
+	}
+
+	/** Compiled once: a request's parameters are checked on the event loop. */
+	final class WholeNumber {
+
+		static final Pattern PATTERN = Pattern.compile("-?[0-9]+");
+
+		private WholeNumber() {
+		}
+
 	}
 
 }
