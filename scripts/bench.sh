@@ -20,6 +20,9 @@
 #   --soak MINUTES      a soak instead of the scenarios: each mode (default reactive) held at the demo's
 #                       rate (20 req/s of 1 s) for MINUTES, then at 10 times that for MINUTES; RSS and the
 #                       heap after a full GC sampled every minute, errors and latency per phase (soak.md)
+#   --baseline REF      also run the reactive mode of the service as built at git revision REF (e.g. a tag or
+#                       HEAD~3), in the same run with the same warm-up, to hold a change against it ("reactive
+#                       (REF)" in the tables); the jar is built once into the cache, keyed by commit
 #   --service-args ARGS  more arguments for every service JVM, after the bench's own: Spring settings
 #                       (--management.observations.enable.http.server.requests=false) or JVM flags
 #                       (-XX:...), to measure what one setting costs; recorded in machine.txt
@@ -36,6 +39,7 @@ duration=20
 quick=0
 soak=0
 idle_connections=10000
+baseline=
 modes=-
 service_args=()
 scenarios=1000:100,1000:1000,1000:5000,1000:10000,100:1000
@@ -47,6 +51,7 @@ while [ $# -gt 0 ]; do
     --quick) duration=3 quick=1 idle_connections=1000; scenarios=1000:100,100:100; shift ;;
     --soak) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--soak needs whole minutes" "e.g. --soak 10"; soak=$2; shift 2 ;;
     --idle-connections) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--idle-connections needs a whole number" "e.g. --idle-connections 10000"; idle_connections=$2; shift 2 ;;
+    --baseline) [ -n "${2:-}" ] || die "--baseline needs a git revision" "e.g. --baseline HEAD~1"; baseline=$2; shift 2 ;;
     --service-args) [ -n "${2:-}" ] || die "--service-args needs the arguments" "e.g. --service-args --demo.netty-metrics=false"
       read -r -a service_args <<<"$2"; shift 2 ;;
     -h | --help) ll_usage; exit 0 ;;
@@ -64,7 +69,13 @@ exec 9>"$LL_CACHE/bench.lock"
 flock -n 9 || die "another scripts/bench.sh is running" "wait for it to finish, or stop it"
 
 EVENT_LOOPS=4
-HEAP=512m
+# The young generation holds most of the heap: at L = 1 s every request in flight is alive at a young
+# collection unless eden takes several seconds of allocation to fill. With 512 MiB and the serial
+# collector's default third for the young generation, eden filled every 1.2 s at 5,000 req/s, each
+# collection copied the requests in flight (250-370 ms pauses), survivors overflowed into the old
+# generation and a full GC followed every 5 s; with 768 of 1,024 MiB young, collections came every 5-6 s
+# and took 1-4 % of the CPU (issue 15).
+HEAP=1g YOUNG=768m
 
 # One CPU for the services, the other for the load generator (on one CPU they share it).
 if [ "$(nproc)" -ge 2 ]; then SERVICE_CPU=1 LOADGEN_CPU=0; else SERVICE_CPU=0 LOADGEN_CPU=0; fi
@@ -79,6 +90,22 @@ ensure_vegeta() {
   scratch_module "$dir/module" liveness-lab/build/vegeta
   (cd "$dir/module" && GOFLAGS=-mod=mod go get "github.com/tsenart/vegeta/v12@$VEGETA_VERSION" &&
     go_static build -trimpath -o "$VEGETA" github.com/tsenart/vegeta/v12)
+}
+
+# ensure_baseline_jar: BASELINE_JAR, the service as built at git revision $baseline (built once, cached by commit).
+ensure_baseline_jar() {
+  local sha tmp
+  sha=$(git -C "$LL_ROOT" rev-parse --verify --quiet "$baseline^{commit}") ||
+    die "--baseline: '$baseline' is not a git revision of this clone" "e.g. --baseline HEAD~1, or a commit from git log"
+  BASELINE_LABEL=$(git -C "$LL_ROOT" rev-parse --short "$sha")
+  BASELINE_JAR=$LL_CACHE/build/bench-baseline-$sha.jar
+  [ -f "$BASELINE_JAR" ] && return 0
+  tmp=$(mktemp -d)
+  git -C "$LL_ROOT" archive "$sha" service | tar -x -C "$tmp"
+  "$tmp/service/mvnw" -f "$tmp/service/pom.xml" -B -q package -DskipTests
+  mkdir -p "$(dirname "$BASELINE_JAR")"
+  cp "$tmp/service/target/liveness-lab-service.jar" "$BASELINE_JAR.tmp" && mv "$BASELINE_JAR.tmp" "$BASELINE_JAR"
+  rm -rf "$tmp"
 }
 
 ensure_jar() {
@@ -108,28 +135,39 @@ resolve_modes() {
   done
 }
 
-# port_of MODE: 19080, 19081, ... in the variant table's order of modes.
+# A target is a mode of this build (reactive) or of the baseline's (reactive_baseline, --baseline).
+mode_of() { echo "${1%_baseline}"; }
+build_of() { case $1 in *_baseline) echo "$BASELINE_LABEL" ;; *) echo "" ;; esac; }
+
+# port_of TARGET: 19080, 19081, ... in the variant table's order of modes; 19180, ... for the baseline's.
 port_of() {
-  local i
+  local i mode base=19080
+  mode=$(mode_of "$1")
+  [ "$mode" = "$1" ] || base=19180
   for i in "${!all_modes[@]}"; do
-    [ "${all_modes[$i]}" != "$1" ] || { echo $((19080 + i)); return 0; }
+    [ "${all_modes[$i]}" != "$mode" ] || { echo $((base + i)); return 0; }
   done
   return 1
 }
 
+# start_mode TARGET: its JVM on the services' CPU.
 start_mode() {
-  local mode=$1 port
-  port=$(port_of "$mode")
+  local target=$1 port jar=$JAR
+  port=$(port_of "$target")
+  [ -z "$(build_of "$target")" ] || jar=$BASELINE_JAR
   local jvm_flags=() spring_args=() arg
   for arg in ${service_args[@]+"${service_args[@]}"}; do
     case $arg in -XX:* | -D* | -X*) jvm_flags+=("$arg") ;; *) spring_args+=("$arg") ;; esac
   done
-  taskset -c "$SERVICE_CPU" "$JAVA_HOME/bin/java" -XX:ActiveProcessorCount=1 -Xms$HEAP -Xmx$HEAP \
-    -Dreactor.netty.ioWorkerCount=$EVENT_LOOPS -XX:NativeMemoryTracking=summary ${jvm_flags[@]+"${jvm_flags[@]}"} -jar "$JAR" --server.port="$port" \
-    --demo.mode="$mode" --logging.level.root=WARN ${spring_args[@]+"${spring_args[@]}"} >"$LL_LOGS/service-$mode.log" 2>&1 9>&- &
+  taskset -c "$SERVICE_CPU" "$JAVA_HOME/bin/java" -XX:ActiveProcessorCount=1 -Xms$HEAP -Xmx$HEAP -Xmn$YOUNG \
+    -Dreactor.netty.ioWorkerCount=$EVENT_LOOPS -XX:NativeMemoryTracking=summary ${jvm_flags[@]+"${jvm_flags[@]}"} -jar "$jar" --server.port="$port" \
+    --demo.mode="$(mode_of "$target")" --logging.level.root=WARN ${spring_args[@]+"${spring_args[@]}"} >"$LL_LOGS/service-$target.log" 2>&1 9>&- &
   PIDS+=("$!")
-  eval "PID_$mode=$!"
+  eval "PID_$target=$!"
 }
+
+# label TARGET: how the tables name it: "reactive", or "reactive (1fb73c8)" for the baseline's.
+label() { echo "$(mode_of "$1")${BASELINE_LABEL:+$([ -z "$(build_of "$1")" ] || echo " ($BASELINE_LABEL)")}"; }
 
 await_ready() {
   local mode=$1 port
@@ -175,22 +213,32 @@ await_free_ports() {
   [ "$waited" = 0 ] || log "waited ${waited}s for closed connections to free their ports ($free of $((hi - lo + 1)) free)"
 }
 
-# warm_up MODE: the same warm-up for every mode before it is measured, whatever ran before it:
-# WARMUP_S seconds of latencyMs=1 from WARMUP_WORKERS closed-loop clients (each sends its next request
-# when its answer came), so the request path is JIT-compiled and the pools and buffers exist; then a
-# pause for the compiler's queue. Closed loop on purpose: an open-loop warm-up at 2,000 req/s was a
-# storm, not a warm-up (a cold reactive JVM answered 389 req/s of it, 12,697 of 21,565 requests failed,
-# p50 5 s), while 32 closed-loop clients get 1,650-1,900 req/s with 0 errors (p99 80 ms). Without any
-# warm-up the first scenario measured a cold JVM: reactive alone at C = 5,000 gave 36 % of C/L (issue 15).
-WARMUP_S=20 WARMUP_WORKERS=32
-[ "$quick" = 0 ] || WARMUP_S=3
+# warm_up TARGET: the same warm-up for every mode before it is measured, whatever ran before it, in two
+# closed-loop phases of latencyMs=1 (each client sends its next request when its answer came):
+#  1. WARMUP_S seconds from WARMUP_WORKERS keep-alive clients: the request path, and the write path as
+#     it runs under load (answers queued on a connection from the timer thread, several per flush);
+#  2. WARMUP_S / 2 seconds from 32 clients with keep-alive off: a new connection per request (accept,
+#     pipeline set-up, close), as an open-loop client opens thousands.
+# Then a pause for the compiler's queue. Closed loop on purpose: an open-loop warm-up at 2,000 req/s was a
+# storm, not a warm-up (a cold reactive JVM answered 389 req/s of it, 12,697 of 21,565 requests failed).
+# 1 ms on purpose: the modes that block drain 1,000 such requests in a fraction of a second, where 1 s
+# requests would leave a backlog that spoils their first run. Measured (reactive, C = 5,000 next, issue 15):
+# after 32 keep-alive clients alone, the JIT compiler still took 3.3-5.0 s of CPU during the run (the
+# write path under load was not compiled yet); after these two phases, 0.9 s.
+WARMUP_S=20 WARMUP_WORKERS=1000
+[ "$quick" = 0 ] || WARMUP_S=4
 warm_up() {
-  local mode=$1 port
-  port=$(port_of "$mode")
-  echo "GET http://127.0.0.1:$port/api/work?latencyMs=1" >"$out/target-$mode-warmup.txt"
-  taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$mode-warmup.txt" -rate=0 -workers="$WARMUP_WORKERS" \
-    -max-workers="$WARMUP_WORKERS" -duration="${WARMUP_S}s" -timeout=5s 2>"$LL_LOGS/vegeta-$mode-warmup.log" |
-    "$VEGETA" report -type=text >"$LL_LOGS/warmup-$mode.txt"
+  local target=$1 port
+  port=$(port_of "$target")
+  echo "GET http://127.0.0.1:$port/api/work?latencyMs=1" >"$out/target-$target-warmup.txt"
+  {
+    taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$target-warmup.txt" -rate=0 -workers="$WARMUP_WORKERS" \
+      -max-workers="$WARMUP_WORKERS" -duration="${WARMUP_S}s" -timeout=5s 2>"$LL_LOGS/vegeta-$target-warmup.log" |
+      "$VEGETA" report -type=text
+    taskset -c "$LOADGEN_CPU" "$VEGETA" attack -targets="$out/target-$target-warmup.txt" -rate=0 -workers=32 -max-workers=32 \
+      -keepalive=false -duration="$((WARMUP_S / 2))s" -timeout=5s 2>>"$LL_LOGS/vegeta-$target-warmup.log" |
+      "$VEGETA" report -type=text
+  } >"$LL_LOGS/warmup-$target.txt"
   sleep 5
 }
 
@@ -236,7 +284,7 @@ memory_snapshot() {
   } | tr -d '\n' | sed 's/^/{/; s/$/}/'
 }
 
-# idle_memory MODE: what holding $idle_connections idle keep-alive connections costs MODE's JVM, as one
+# idle_memory TARGET: what holding $idle_connections idle keep-alive connections costs MODE's JVM, as one
 # JSON line: the snapshots before and while holding them (scripts/libexec/hold_connections.py).
 idle_memory() {
   local mode=$1 port pid before during opened fifo=$out/hold-$1.fifo holder
@@ -255,8 +303,8 @@ idle_memory() {
   exec 8>&-
   wait "$holder" || true
   rm -f "$fifo"
-  printf '{"mode":"%s","asked":%s,"opened":%s,"open_line":"%s","before":%s,"during":%s}\n' \
-    "$mode" "$idle_connections" "$(awk '{print $2}' <<<"$opened")" "$opened" "$before" "$during"
+  printf '{"mode":"%s","build":"%s","asked":%s,"opened":%s,"open_line":"%s","before":%s,"during":%s}\n' \
+    "$(mode_of "$mode")" "$(build_of "$mode")" "$idle_connections" "$(awk '{print $2}' <<<"$opened")" "$opened" "$before" "$during"
 }
 
 # soak_phase MODE RATE MINUTES: MODE offered RATE req/s of 1 s for MINUTES (open loop), its memory
@@ -282,7 +330,7 @@ soak_phase() {
   rm -f "$out/raw-$name.bin"
 }
 
-# run_one MODE LATENCY_MS CONCURRENCY: one open-loop run, its figures as one JSON line.
+# run_one TARGET LATENCY_MS CONCURRENCY: one open-loop run, its figures as one JSON line.
 run_one() {
   local mode=$1 latency=$2 conc=$3 port pid rate timeout idle_rss idle_threads load_rss load_threads conns
   local cpu0 all0 t0 cpu all wall tw inflight sleeps overflows0 overflows
@@ -325,8 +373,8 @@ run_one() {
   loadgen=$(tail -n 1 "$out/loadgen-cpu.txt" | tr 'ms' '  ' | awk '{printf "%d", ($1 * 60 + $2 + $3 * 60 + $4) * 1000}')
   "$VEGETA" report -type=json <"$out/raw-$mode-$latency-$conc.bin" >"$out/report-$mode-$latency-$conc.json"
   rm -f "$out/raw-$mode-$latency-$conc.bin"
-  printf '{"mode":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"max_in_flight":%s,"time_wait_at_start":%s,"loadgen_cpu_ms":%s,"listen_overflows":%s,"sleeps_completed":%s,"profile":"profile-%s.txt","cpu_shares":%s,"vegeta":%s}\n' \
-    "$mode" "$latency" "$conc" "$rate" "$duration" "$idle_rss" "$load_rss" "$idle_threads" "$load_threads" "$conns" "$EVENT_LOOPS" \
+  printf '{"mode":"%s","build":"%s","latency_ms":%s,"concurrency":%s,"offered_rps":%s,"duration_s":%s,"idle_rss_kib":%s,"load_rss_kib":%s,"idle_threads":%s,"load_threads":%s,"connections":%s,"event_loops":%s,"cpu_ms":%s,"others_cpu_ms":%s,"wall_ms":%s,"max_in_flight":%s,"time_wait_at_start":%s,"loadgen_cpu_ms":%s,"listen_overflows":%s,"sleeps_completed":%s,"profile":"profile-%s.txt","cpu_shares":%s,"vegeta":%s}\n' \
+    "$(mode_of "$mode")" "$(build_of "$mode")" "$latency" "$conc" "$rate" "$duration" "$idle_rss" "$load_rss" "$idle_threads" "$load_threads" "$conns" "$EVENT_LOOPS" \
     "$cpu" "$((all - cpu))" "$wall" "$inflight" "$tw" "$loadgen" "$overflows" "$sleeps" "$mode-$latency-$conc" "$(cat "$out/profile-$mode-$latency-$conc.cpu.json")" \
     "$(cat "$out/report-$mode-$latency-$conc.json")"
 }
@@ -342,12 +390,17 @@ log "file descriptors: $MAX_FDS; ephemeral ports: $(tr '\t' - </proc/sys/net/ipv
 find_jdk
 step bench-vegeta ensure_vegeta
 step bench-jar ensure_jar
-for mode in "${mode_list[@]}"; do start_mode "$mode"; done
-for mode in "${mode_list[@]}"; do await_ready "$mode"; done
-log "modes ready: ${mode_list[*]}"
-for mode in "${mode_list[@]}"; do
-  log "warm-up of $mode: ${WARMUP_S}s of 1 ms requests from $WARMUP_WORKERS closed-loop clients"
-  warm_up "$mode"
+BASELINE_LABEL=
+[ -z "$baseline" ] || step bench-baseline-jar ensure_baseline_jar
+# The targets: every mode of this build, then the baseline's reactive mode.
+targets=("${mode_list[@]}")
+[ -z "$baseline" ] || targets+=(reactive_baseline)
+for target in "${targets[@]}"; do start_mode "$target"; done
+for target in "${targets[@]}"; do await_ready "$target"; done
+log "ready: $(for t in "${targets[@]}"; do printf '%s, ' "$(label "$t")"; done | sed 's/, $//')"
+for target in "${targets[@]}"; do
+  log "warm-up of $(label "$target"): ${WARMUP_S}s of 1 ms requests from $WARMUP_WORKERS keep-alive clients, $((WARMUP_S / 2))s from 32 with a new connection each"
+  warm_up "$target"
 done
 
 if [ "$soak" -gt 0 ]; then
@@ -363,9 +416,9 @@ fi
 
 if [ "$idle_connections" -gt 0 ]; then
   : >"$out/memory.jsonl"
-  for mode in "${mode_list[@]}"; do
-    log "memory of $idle_connections idle keep-alive connections -> $mode"
-    idle_memory "$mode" >>"$out/memory.jsonl"
+  for target in "${targets[@]}"; do
+    log "memory of $idle_connections idle keep-alive connections -> $(label "$target")"
+    idle_memory "$target" >>"$out/memory.jsonl"
   done
 fi
 
@@ -373,9 +426,9 @@ results=$out/results.jsonl
 : >"$results"
 for scenario in "${scenario_list[@]}"; do
   latency=${scenario%%:*} conc=${scenario##*:}
-  for mode in "${mode_list[@]}"; do
-    log "L=${latency} ms C=$conc ($((conc * 1000 / latency)) req/s offered) -> $mode"
-    run_one "$mode" "$latency" "$conc" >>"$results"
+  for target in "${targets[@]}"; do
+    log "L=${latency} ms C=$conc ($((conc * 1000 / latency)) req/s offered) -> $(label "$target")"
+    run_one "$target" "$latency" "$conc" >>"$results"
     sleep 3 # let the connections of the last run close
   done
 done
@@ -384,7 +437,8 @@ done
   echo "machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "java: $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
-  echo "vegeta: $VEGETA_VERSION; service: $SERVICE_VERSION; heap $HEAP; $EVENT_LOOPS event loops; 1 CPU per JVM; warm-up ${WARMUP_S}s, $WARMUP_WORKERS closed-loop clients"
+  echo "vegeta: $VEGETA_VERSION; service: $SERVICE_VERSION; heap $HEAP (young $YOUNG); $EVENT_LOOPS event loops; 1 CPU per JVM; warm-up ${WARMUP_S}s from $WARMUP_WORKERS keep-alive clients + $((WARMUP_S / 2))s new connections"
+  [ -z "$baseline" ] || echo "baseline: reactive as built at $BASELINE_LABEL ($baseline), the rows marked ($BASELINE_LABEL)"
   [ ${#service_args[@]} = 0 ] || echo "service arguments: ${service_args[*]}"
 } >"$out/machine.txt"
 "$LL_VENV/bin/python" "$LL_ROOT/scripts/libexec/bench_report.py" "$out"

@@ -42,6 +42,7 @@ def figures(run):
     grown_kib = run["load_rss_kib"] - run["idle_rss_kib"]
     return {
         "mode": run["mode"],
+        "label": label(run),
         "latency_ms": latency_ms,
         "concurrency": run["concurrency"],
         "offered_rps": bound,
@@ -125,6 +126,11 @@ def cpu_shares(samples_text):
     return {"samples": total, "shares": shares, "top_leaves": [(m, n / total) for m, n in top]}
 
 
+def label(run):
+    """How the tables name a run's JVM: its mode, and the baseline's commit for a --baseline run."""
+    return run["mode"] + (f" ({run['build']})" if run.get("build") else "")
+
+
 def cpu_table(runs):
     """cpu.md: per run, the share of its JVM's CPU samples in each part, and its hottest leaf methods."""
     parts = CPU_PARTS
@@ -135,7 +141,7 @@ def cpu_table(runs):
         if not cpu or not cpu["samples"]:
             continue
         per_answer = f"{row['cpu_us_per_answer']:,.0f} µs" if row.get("cpu_us_per_answer") is not None else "-"
-        lines.append(f"| {run['mode']} | {run['latency_ms']} ms | {run['concurrency']:,} | {per_answer} | {cpu['samples']:,} | "
+        lines.append(f"| {label(run)} | {run['latency_ms']} ms | {run['concurrency']:,} | {per_answer} | {cpu['samples']:,} | "
                      + " | ".join(f"{cpu['shares'][p]:.0%}" for p in parts) + " |")
     lines += ["", "Shares of the JVM's CPU samples (JFR, every 10 ms of Java code). An instrument's share: the samples with",
               "one of its frames on the stack (Micrometer's includes the meters of the other two). self: the library of the",
@@ -144,7 +150,7 @@ def cpu_table(runs):
     for run, _ in runs:
         cpu = run.get("cpu_shares")
         if cpu and cpu["samples"]:
-            lines.append(f"### {run['mode']}, L = {run['latency_ms']} ms, C = {run['concurrency']:,}: hottest methods")
+            lines.append(f"### {label(run)}, L = {run['latency_ms']} ms, C = {run['concurrency']:,}: hottest methods")
             lines.append("")
             lines += [f"- {share:.1%} `{method}`" for method, share in cpu["top_leaves"]]
             lines.append("")
@@ -182,14 +188,14 @@ def memory_table(records):
     for m in records:
         n = m["opened"]
         if not n:
-            lines.append(f"| {m['mode']} | 0 ({m['open_line']}) | - | - | - | - |")
+            lines.append(f"| {label(m)} | 0 ({m['open_line']}) | - | - | - | - |")
             continue
         before, during = m["before"], m["during"]
         grew = {k: (during.get(k, 0) - before.get(k, 0)) / n for k in during
                 if k not in ("RSS", "heap used", "Java Heap", "Total")}
         native = sum(grew.values())
         top = ", ".join(f"{k} {v:.1f}" for k, v in sorted(grew.items(), key=lambda kv: -kv[1])[:4] if v > 0.05)
-        lines.append(f"| {m['mode']} | {n:,} | {(during['RSS'] - before['RSS']) / n:.1f} KiB "
+        lines.append(f"| {label(m)} | {n:,} | {(during['RSS'] - before['RSS']) / n:.1f} KiB "
                      f"| {(during.get('heap used', 0) - before.get('heap used', 0)) / n:.1f} KiB | {native:.1f} KiB | {top or '-'} |")
     lines += ["", "Each connection sent one request, read its answer and stayed open, idle (scripts/libexec/hold_connections.py).",
               "Figures are the growth from before the connections to while they were held, after a full GC each time;",
@@ -220,7 +226,7 @@ def table(rows, machine):
         profile = f"[top frames]({r['profile']})" if r.get("profile") else "-"
         overflows = f"{r['listen_overflows']:,}" if r.get("listen_overflows") is not None else "-"
         lines.append(
-            f"| {r['mode']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
+            f"| {r['label']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
             f"| {r['achieved_rps']:,.0f} | {of} | {server} | {r['p50_over_l_ms']:,.0f} ms | {r['p99_over_l_ms']:,.0f} ms "
             f"| {r['errors']:,} of {r['requests']:,} | {r['idle_rss_mib']:.0f} / {r['load_rss_mib']:.0f} MiB "
             f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} | {loadgen} | {overflows} | {profile} |"
@@ -241,14 +247,14 @@ def table(rows, machine):
 
 def chart(rows, path):
     scenarios = sorted({(r["latency_ms"], r["concurrency"]) for r in rows}, key=lambda s: (-s[0], s[1]))
-    modes = list(dict.fromkeys(r["mode"] for r in rows))  # in the order bench.sh ran them
+    modes = list(dict.fromkeys(r["label"] for r in rows))  # in the order bench.sh ran them
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
     width = 0.8 / max(len(modes), 1)
     for i, mode in enumerate(modes):
         xs, ratio, p99 = [], [], []
         for j, (lat, conc) in enumerate(scenarios):
             for r in rows:
-                if r["mode"] == mode and (r["latency_ms"], r["concurrency"]) == (lat, conc):
+                if r["label"] == mode and (r["latency_ms"], r["concurrency"]) == (lat, conc):
                     xs.append(j + (i - (len(modes) - 1) / 2) * width)
                     ratio.append(100 * r["of_bound"])
                     p99.append(max(r["p99_over_l_ms"], 0.1))
