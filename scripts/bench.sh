@@ -167,7 +167,11 @@ start_mode() {
 }
 
 # label TARGET: how the tables name it: "reactive", or "reactive (1fb73c8)" for the baseline's.
-label() { echo "$(mode_of "$1")${BASELINE_LABEL:+$([ -z "$(build_of "$1")" ] || echo " ($BASELINE_LABEL)")}"; }
+label() {
+  local build
+  build=$(build_of "$1")
+  echo "$(mode_of "$1")${build:+ ($build)}"
+}
 
 await_ready() {
   local mode=$1 port
