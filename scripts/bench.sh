@@ -24,7 +24,7 @@
 #                       HEAD~3), in the same run with the same warm-up, to hold a change against it ("reactive
 #                       (REF)" in the tables); the jar is built once into the cache, keyed by commit
 #   --service-args ARGS  more arguments for every service JVM, after the bench's own: Spring settings
-#                       (--management.observations.enable.http.server.requests=false) or JVM flags
+#                       (--management.observations.enable.http.server.requests=true, on again) or JVM flags
 #                       (-XX:...), to measure what one setting costs; recorded in machine.txt
 # Environment: JAVA_HOME (a JDK >= 21), LIVENESS_LAB_CACHE (vegeta is built there, keyed by version).
 set -o errexit -o nounset -o pipefail
@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
     --soak) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || die "--soak needs whole minutes" "e.g. --soak 10"; soak=$2; shift 2 ;;
     --idle-connections) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--idle-connections needs a whole number" "e.g. --idle-connections 10000"; idle_connections=$2; shift 2 ;;
     --baseline) [ -n "${2:-}" ] || die "--baseline needs a git revision" "e.g. --baseline HEAD~1"; baseline=$2; shift 2 ;;
-    --service-args) [ -n "${2:-}" ] || die "--service-args needs the arguments" "e.g. --service-args --demo.netty-metrics=false"
+    --service-args) [ -n "${2:-}" ] || die "--service-args needs the arguments" "e.g. --service-args --demo.netty-metrics=true"
       read -r -a service_args <<<"$2"; shift 2 ;;
     -h | --help) ll_usage; exit 0 ;;
     *) ll_usage >&2; die "unknown argument '$1'" "see --help" ;;
