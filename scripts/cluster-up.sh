@@ -154,7 +154,7 @@ EOF
 EOF
 }
 
-# What the cluster, the four variants and Locust need from the Docker machine (README, "On a laptop").
+# What the cluster, the four variants and Locust need from the Docker machine (docs/laptop.md, "What you need").
 LL_MIN_CPUS=2
 LL_MIN_MEMORY_MIB=4096
 # check_docker_resources: warn when the Docker machine is smaller than the demo needs.
