@@ -303,7 +303,7 @@ start_dockerd() {
   mkdir -p "$LL_LOGS"
   log "starting dockerd (log: $LL_LOGS/dockerd.log)"
   # setsid: the daemon outlives this script and a Ctrl-C in its terminal.
-  setsid /usr/sbin/dockerd >>"$LL_LOGS/dockerd.log" 2>&1 </dev/null &
+  setsid /usr/sbin/dockerd >>"$LL_LOGS/dockerd.log" 2>&1 </dev/null & # portable: Debian as root only (ensure_docker)
   until docker info >/dev/null 2>&1; do
     sleep 1
     waited=$((waited + 1))
@@ -322,6 +322,10 @@ ensure_docker() {
       warn "fix: stop dockerd, run this script again as root (it sets up the runc wrapper and starts dockerd)"
     fi
     return 0
+  fi
+  if [ "$(uname -s)" = Darwin ]; then
+    command -v docker >/dev/null 2>&1 || die "no docker command" "install Docker Desktop (https://docs.docker.com/desktop/), start it, then run this again"
+    die "no Docker daemon answers" "start Docker Desktop (open -a Docker) and wait until it says it is running, then run this again"
   fi
   is_root_debian || die "no Docker daemon answers" \
     "install Docker (https://docs.docker.com/engine/install/) and start it, then run this again"
