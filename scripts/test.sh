@@ -8,7 +8,7 @@
 #     lint     shellcheck of every script
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/test-docs.sh)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
-#     chart    helm lint, template, schema, kube-linter (scripts/test-chart.sh)
+#     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, no cluster (scripts/test-cluster.sh)
 #     locust   locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, a short demo, down (scripts/test-e2e.sh)
@@ -97,6 +97,8 @@ run_suite() {
     *) suite_script "$suite" >"$logfile" 2>&1 || rc=$? ;;
   esac
   local took=$(($(ll_now) - started))
+  # A suite's "summary:" lines (e.g. helm-unittest's own totals, from scripts/test-chart.sh) are shown here.
+  sed -n 's/^summary: /  /p' "$logfile"
   if [ "$rc" = 0 ]; then
     printf '%-8s passed in %ss\n' "$suite" "$took"
     PASSED+=("$suite")
