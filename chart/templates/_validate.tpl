@@ -5,7 +5,8 @@ Checks JSON Schema cannot express, with messages naming the field; included once
 - each variant's mode one of serviceModes: the image's modes in one value, not copied into the schema;
 - the probes (liveness-lab.validateProbes), of the shared block and of each enabled variant after its
   overrides;
-- one nodePort per enabled variant (and Locust): uniqueness across map values is beyond JSON Schema;
+- one nodePort per enabled variant (and Locust) when nodePorts.enabled: uniqueness across map values is
+  beyond JSON Schema;
 - a grace period longer than the preStop sleep, the drain and one request of `latencyMs` together, else
   SIGKILL comes before SIGTERM, or cuts off the drain or a request that arrived at its end;
 - latencyMs within latencyMaxMs: the service refuses to start otherwise, and Locust's requests would all
@@ -30,14 +31,16 @@ whose messages name the field as a path.
 {{- end }}
 {{- if include "liveness-lab.enabled" (dict "root" $ "variant" $variant) }}
 {{- include "liveness-lab.validateProbes" (dict "root" $ "field" (printf "variants.%s.probes" $name) "probes" (include "liveness-lab.variantProbes" (dict "root" $ "variant" $variant) | fromJson)) }}
+{{- if $.Values.nodePorts.enabled }}
 {{- include "liveness-lab.claimNodePort" (dict "ports" $ports "field" (printf "variants.%s.nodePort" $name) "port" $variant.nodePort "why" "each enabled variant needs its own nodePort") }}
+{{- end }}
 {{- include "liveness-lab.validateEnv" (dict "field" (printf "variants.%s.extraEnv" $name) "env" $variant.extraEnv) }}
 {{- end }}
 {{- end }}
 {{- if .Values.downstream.enabled }}
 {{- include "liveness-lab.validateEnv" (dict "field" "downstream.extraEnv" "env" .Values.downstream.extraEnv) }}
 {{- end }}
-{{- if .Values.locust.enabled }}
+{{- if and .Values.locust.enabled .Values.nodePorts.enabled }}
 {{- include "liveness-lab.claimNodePort" (dict "ports" $ports "field" "locust.nodePort" "port" .Values.locust.nodePort "why" "the Locust web UI needs its own nodePort") }}
 {{- end }}
 {{- if gt (int .Values.latencyMs) (int .Values.latencyMaxMs) }}
