@@ -11,7 +11,9 @@
 # --strict` with each chart/ci/*-values.yaml); kube-linter on the rendering of every ci/ file (no
 # findings; exceptions justified in chart/.kube-linter.yaml); helm-docs regenerates chart/README.md's
 # parameter table into a copy, which must equal the committed one. Small shell checks tie the chart to
-# files outside it: versions.env, kind-config.yaml and the service's Mode.java and HttpCheck.java.
+# files outside it: versions.env, kind-config.yaml and the service's Mode.java and HttpCheck.java. One
+# more renders two releases into two namespaces and checks they cannot collide in one cluster
+# (scripts/libexec/release_collisions.py), and that it catches each kind of collision planted.
 # On the cluster: a server-side dry-run of the rendered chart, the namespace's Pod Security
 # label and a dry-run of it against the running pods, every Deployment rolled out, and `helm test`.
 # Ends with "N passed, N failed"; exits 1 when anything failed.
@@ -159,6 +161,59 @@ check_service() {
   [ -f "$java/HttpCheck.java" ] || { echo "the helm test pods run HttpCheck, but there is no $java/HttpCheck.java"; return 1; }
 }
 
+# render_release RELEASE FILE [HELM-ARGS...]: the chart as RELEASE in namespace ws-RELEASE into FILE.
+render_release() {
+  local release=$1 file=$2
+  shift 2
+  helm template "$release" "$CHART" --namespace "ws-$release" --kube-version "$KUBERNETES_VERSION" "$@" >"$file"
+}
+
+# collisions RELEASE-A FILE-A RELEASE-B FILE-B: scripts/libexec/release_collisions.py on two renderings
+# (its python3 is ct lint's venv's, which has PyYAML).
+collisions() {
+  python3 "$LL_ROOT/scripts/libexec/release_collisions.py" "$1" "ws-$1" "$2" "$3" "ws-$3" "$4"
+}
+
+# expect_collision WHAT PATTERN RELEASE-A FILE-A RELEASE-B FILE-B: the checker fails on a planted defect,
+# naming it (a finding matching PATTERN).
+expect_collision() {
+  local what=$1 pattern=$2 out
+  shift 2
+  if out=$(collisions "$@"); then echo "missed $what: $out"; return 1; fi
+  grep -E "$pattern" <<<"$out" >/dev/null || { echo "$what: no finding matches '$pattern': $out"; return 1; }
+  echo "planted $what: caught ($(grep -cE "$pattern" <<<"$out") finding(s))"
+}
+
+# two-releases: two releases in two namespaces of one cluster (a workshop's participants, docs/workshop.md)
+# do not collide: no shared cluster-scoped name, nothing namespaced outside its namespace, RBAC within
+# it, no shared nodePort (release_collisions.py says what each means). Rendered with the shared-cluster
+# values and every template on (all variants, the downstream, Locust and its RBAC, the managed Namespace,
+# the test pods). Then the checker must catch what it is for, each planted in otherwise clean renderings:
+# the fixed NodePorts of the kind defaults, one fullnameOverride for both, a ClusterRoleBinding, and an
+# object moved to another namespace.
+check_two_releases() {
+  local shared=(--values "$CHART/ci/shared-cluster-values.yaml" --set allVariants=true,downstream.enabled=true,locust.enabled=true,namespace.manage=true)
+  local r
+  for r in alice bob; do render_release "$r" "$RENDERED/$r.yaml" "${shared[@]}"; done
+  collisions alice "$RENDERED/alice.yaml" bob "$RENDERED/bob.yaml"
+  for r in alice bob; do
+    render_release "$r" "$RENDERED/$r-nodeports.yaml"
+    render_release "$r" "$RENDERED/$r-fullname.yaml" "${shared[@]}" --set fullnameOverride=lab
+    { cat "$RENDERED/$r.yaml"; printf '%s\n' '---' 'apiVersion: rbac.authorization.k8s.io/v1' 'kind: ClusterRoleBinding' \
+      'metadata: {name: liveness-lab-locust}' 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}'; } \
+      >"$RENDERED/$r-clusterrbac.yaml"
+  done
+  sed 's/^  namespace: ws-bob$/  namespace: default/' "$RENDERED/bob.yaml" >"$RENDERED/bob-elsewhere.yaml"
+  expect_collision "NodePorts of the kind defaults" '^both: nodePort 30080$' \
+    alice "$RENDERED/alice-nodeports.yaml" bob "$RENDERED/bob-nodeports.yaml"
+  expect_collision "fullnameOverride=lab in both" "name does not start with the release name 'bob'" \
+    alice "$RENDERED/alice-fullname.yaml" bob "$RENDERED/bob-fullname.yaml"
+  expect_collision "a ClusterRoleBinding" '^both: cluster-scoped ClusterRoleBinding/liveness-lab-locust$' \
+    alice "$RENDERED/alice-clusterrbac.yaml" bob "$RENDERED/bob-clusterrbac.yaml"
+  expect_collision "objects in namespace default" "namespace 'default', not the release's 'ws-bob'" \
+    alice "$RENDERED/alice.yaml" bob "$RENDERED/bob-elsewhere.yaml"
+}
+
 static_checks() {
   RENDERED=$(mktemp -d)
   trap 'rm -rf "$RENDERED"' EXIT
@@ -177,6 +232,7 @@ static_checks() {
   check versions check_versions || true
   check kind-ports check_kind_ports || true
   check service check_service || true
+  check two-releases check_two_releases || true
 }
 
 # --- on-cluster checks (scripts/test-chart.sh --cluster) ---
