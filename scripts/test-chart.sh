@@ -192,24 +192,25 @@ expect_collision() {
 # the fixed NodePorts of the kind defaults, one fullnameOverride for both, a ClusterRoleBinding, and an
 # object moved to another namespace.
 check_two_releases() {
+  # Each step says `|| return 1`: check() runs this in a `|| true` list, where errexit does not apply.
   local shared=(--values "$CHART/ci/shared-cluster-values.yaml" --set allVariants=true,downstream.enabled=true,locust.enabled=true,namespace.manage=true)
   local r
-  for r in alice bob; do render_release "$r" "$RENDERED/$r.yaml" "${shared[@]}"; done
-  collisions alice "$RENDERED/alice.yaml" bob "$RENDERED/bob.yaml"
+  for r in alice bob; do render_release "$r" "$RENDERED/$r.yaml" "${shared[@]}" || return 1; done
+  collisions alice "$RENDERED/alice.yaml" bob "$RENDERED/bob.yaml" || return 1
   for r in alice bob; do
-    render_release "$r" "$RENDERED/$r-nodeports.yaml"
-    render_release "$r" "$RENDERED/$r-fullname.yaml" "${shared[@]}" --set fullnameOverride=lab
+    render_release "$r" "$RENDERED/$r-nodeports.yaml" || return 1
+    render_release "$r" "$RENDERED/$r-fullname.yaml" "${shared[@]}" --set fullnameOverride=lab || return 1
     { cat "$RENDERED/$r.yaml"; printf '%s\n' '---' 'apiVersion: rbac.authorization.k8s.io/v1' 'kind: ClusterRoleBinding' \
       'metadata: {name: liveness-lab-locust}' 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}'; } \
       >"$RENDERED/$r-clusterrbac.yaml"
   done
   sed 's/^  namespace: ws-bob$/  namespace: default/' "$RENDERED/bob.yaml" >"$RENDERED/bob-elsewhere.yaml"
   expect_collision "NodePorts of the kind defaults" '^both: nodePort 30080$' \
-    alice "$RENDERED/alice-nodeports.yaml" bob "$RENDERED/bob-nodeports.yaml"
+    alice "$RENDERED/alice-nodeports.yaml" bob "$RENDERED/bob-nodeports.yaml" || return 1
   expect_collision "fullnameOverride=lab in both" "name does not start with the release name 'bob'" \
-    alice "$RENDERED/alice-fullname.yaml" bob "$RENDERED/bob-fullname.yaml"
+    alice "$RENDERED/alice-fullname.yaml" bob "$RENDERED/bob-fullname.yaml" || return 1
   expect_collision "a ClusterRoleBinding" '^both: cluster-scoped ClusterRoleBinding/liveness-lab-locust$' \
-    alice "$RENDERED/alice-clusterrbac.yaml" bob "$RENDERED/bob-clusterrbac.yaml"
+    alice "$RENDERED/alice-clusterrbac.yaml" bob "$RENDERED/bob-clusterrbac.yaml" || return 1
   expect_collision "objects in namespace default" "namespace 'default', not the release's 'ws-bob'" \
     alice "$RENDERED/alice.yaml" bob "$RENDERED/bob-elsewhere.yaml"
 }
