@@ -98,7 +98,8 @@ check_ct_lint() {
 # kube-linter: the rendering of every chart/ci/*-values.yaml.
 check_kube_linter() {
   local values
-  for values in "$CHART"/ci/*-values.yaml; do render "$(basename "$values" -values.yaml)" "$values"; done
+  # `|| return 1`: check() runs this in a `|| true` list, where errexit does not apply.
+  for values in "$CHART"/ci/*-values.yaml; do render "$(basename "$values" -values.yaml)" "$values" || return 1; done
   kube-linter version
   kube-linter lint --config "$CHART/.kube-linter.yaml" "$RENDERED"
 }
@@ -157,7 +158,8 @@ check_service() {
   echo "Mode.java: $constants; serviceModes: $listed; variant table: $table"
   [ -n "$constants" ] && [ "$listed" = "$constants" ] &&
     [ "$table" = "$(echo "$constants" | tr , '\n' | sort | paste -sd, -)" ] || return 1
-  helm template "$RELEASE" "$CHART" --show-only templates/tests/test-api-work.yaml | grep -q '^ *- io.livenesslab.service.HttpCheck$'
+  helm template "$RELEASE" "$CHART" --show-only templates/tests/test-api-work.yaml | grep -q '^ *- io.livenesslab.service.HttpCheck$' ||
+    { echo "the helm test pods do not run io.livenesslab.service.HttpCheck"; return 1; }
   [ -f "$java/HttpCheck.java" ] || { echo "the helm test pods run HttpCheck, but there is no $java/HttpCheck.java"; return 1; }
 }
 
