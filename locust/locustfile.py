@@ -33,7 +33,7 @@ import os
 
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab import DEFAULT_LATENCY_MS, pods_tab, variants
+from liveness_lab import DEFAULT_LATENCY_MS, live_view, pods_tab, variants
 
 if os.environ.get("LIVENESS_LAB_SHAPE") == "demo":
     # Only imported on request: a shape class in the module would replace the web UI's users/rate form.
@@ -57,9 +57,9 @@ def _options(parser):
 
 
 @events.init.add_listener
-def _pods_tab(environment, **_kwargs):
-    # Master or local runner only: workers have no web UI.
-    pods_tab.install(environment)
+def _tabs(environment, **_kwargs):
+    # Master or local runner only: workers have no web UI. The Live tab reads the Pods tab's poller.
+    live_view.install(environment, pods_tab.install(environment))
 
 
 class VariantUser(FastHttpUser):

@@ -1,0 +1,210 @@
+"""The Live tab's JSON endpoint, GET /liveness-lab/live, on a real Locust environment and web UI (no
+server started) with pods and events recorded from the kind cluster (fixtures/pods.json, events.json,
+kubectl get -o json during a passing run, after the blocking pod's first restart)."""
+
+import copy
+import json
+import sys
+import time
+
+import pytest
+from conftest import FIXTURES
+from locust import FastHttpUser, task
+from locust.env import Environment
+from test_pods_tab import StubKube
+
+from liveness_lab import live_view, pods_tab, style
+from liveness_lab.kube import parse_time
+from liveness_lab.variants import request_name
+
+# The recorded run: the swarm started 12:13:50, the first liveness failure 12:14:03, the kills 12:14:13
+# and 12:14:58 (one Killing event, count 2), the restart (container ended) 12:14:28.
+SWARM_START = parse_time("2026-11-22T12:13:50Z")
+
+
+class Nobody(FastHttpUser):
+    host = "http://127.0.0.1:18082"  # never called: the tests log requests into the stats themselves
+
+    @task
+    def nothing(self):
+        pass
+
+
+def api_items(name):
+    return json.loads((FIXTURES / name).read_text())["items"]
+
+
+def before_restart(pods):
+    """The recorded pods as they were before the blocking pod's restart: count 0, no last state."""
+    pods = copy.deepcopy(pods)
+    for p in pods:
+        for c in p["status"]["containerStatuses"]:
+            c["restartCount"], c["lastState"] = 0, {}
+    return pods
+
+
+@pytest.fixture
+def env(monkeypatch):
+    """A Locust environment with a local runner and its web UI (not serving); environment.kube stands in
+    for the Kubernetes API with recorded JSON (set by each test)."""
+    monkeypatch.setattr(sys, "argv", ["locust"])  # the web UI parses the command line for its form
+    environment = Environment(user_classes=[Nobody])
+    environment.create_local_runner()
+    environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
+    environment.kube = StubKube([], [])
+    yield environment
+    environment.runner.quit()
+
+
+def get(environment):
+    """GET /liveness-lab/live through Flask's test client."""
+    client = environment.web_ui.app.test_client()
+    response = client.get("/liveness-lab/live")
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def load(stats, variant, answered, failed=0, ms=1000):
+    """Logs requests into Locust's stats now, then moves its clock on 5 s: Locust's current rate leaves
+    out the last 2 s."""
+    for _ in range(answered):
+        stats.log_request("GET", request_name(variant), ms, 10)
+    for _ in range(failed):
+        stats.log_request("GET", request_name(variant), 10000, 0)
+        stats.log_error("GET", request_name(variant), "ReadTimeout")
+    stats.total.last_request_timestamp += 5
+
+
+@pytest.fixture
+def live(env):
+    """(environment, history, poller): the Live tab installed as the locustfile does, sampling by hand."""
+    poller = pods_tab.PodsPoller(env.kube, every=3600)
+    history = live_view.install(env, poller)
+    history.stop()  # the tests sample by hand, at the recorded times
+    return env, history, poller
+
+
+def sample(history, poller, kube, pods, events, now):
+    kube._pods, kube._events = pods, events
+    poller.refresh()
+    history.sample(now)
+
+
+def test_a_kill_and_a_restart_become_markers_on_the_blocking_chart_only(live):
+    env, history, poller = live
+    history.clear(SWARM_START)
+    recorded_pods, events = api_items("pods.json"), api_items("events.json")
+    # Before the kill: no liveness event yet (those listed start 12:14:03), restart count 0.
+    sample(history, poller, env.kube, before_restart(recorded_pods), [], SWARM_START + 10)
+    load(env.runner.stats, "blocking", answered=20)
+    load(env.runner.stats, "reactive", answered=20)
+    sample(history, poller, env.kube, recorded_pods, events, SWARM_START + 70)
+
+    body = get(env)
+    by_name = {v["name"]: v for v in body["variants"]}
+    assert list(by_name) == ["blocking", "reactive"]  # the variant table's order
+    blocking, reactive = by_name["blocking"], by_name["reactive"]
+    kinds = [m["kind"] for m in blocking["markers"]]
+    # The Killing event (count 2) marks at its first and last time; the restart at the container's end.
+    assert [m["t"] for m in blocking["markers"] if m["kind"] == "kill"] == [parse_time("2026-11-22T12:14:13Z"), parse_time("2026-11-22T12:14:58Z")]
+    assert [m["t"] for m in blocking["markers"] if m["kind"] == "restart"] == [parse_time("2026-11-22T12:14:28Z")]
+    assert "failure" in kinds
+    kill = next(m for m in blocking["markers"] if m["kind"] == "kill")
+    assert kill["message"] == "Container service failed liveness probe, will be restarted"
+    assert kill["pod"].startswith("liveness-lab-blocking-")
+    assert "exit code 143" in next(m for m in blocking["markers"] if m["kind"] == "restart")["message"]
+    # Readiness and startup probe failures are not liveness failures: none on reactive.
+    assert reactive["markers"] == []
+    assert blocking["series"]["restarts"] == [0, 1]
+    assert reactive["series"]["restarts"] == [0, 0]
+    assert blocking["series"]["ready"][-1] == 0 or blocking["series"]["ready"][-1] == 1
+    assert reactive["series"]["ready"] == [1, 1] and reactive["series"]["pods"] == [1, 1]
+    assert blocking["series"]["rps"][-1] > 0
+    # Locust's current percentiles need 10 s of its own history; until then it has none (and says None).
+    assert blocking["series"]["p50"][-1] in (None, 1000)
+    # One colour per variant, the report's; the marker styles with it.
+    assert blocking["colour"] == style.VARIANT_COLOURS["blocking"] != reactive["colour"]
+    assert set(body["style"]["markers"]) == {"failure", "kill", "restart"}
+    assert body["kube"]["ok"] is True and body["latency_ms"] == 1000
+
+
+def test_a_marker_is_kept_once_and_events_before_the_swarm_are_left_out(live):
+    env, history, poller = live
+    # A swarm started after the first kill: only the kill at 12:14:58 is in it.
+    history.clear(parse_time("2026-11-22T12:14:30Z"))
+    for now in (0, 3, 6):
+        sample(history, poller, env.kube, api_items("pods.json"), api_items("events.json"), history.started + now)
+    markers = get(env)["variants"][0]["markers"]
+    assert [m["kind"] for m in markers if m["kind"] == "kill"] == ["kill"]
+    # The pod already had its restart when the swarm started: a baseline, not a restart of this swarm.
+    assert [m for m in markers if m["kind"] == "restart"] == []
+
+
+def test_a_new_kill_of_an_aggregated_event_adds_a_marker_at_its_new_time(live):
+    env, history, poller = live
+    history.clear(SWARM_START)
+    events = api_items("events.json")
+    sample(history, poller, env.kube, api_items("pods.json"), events, SWARM_START + 70)
+    later = copy.deepcopy(events)
+    killing = next(e for e in later if e["reason"] == "Killing")
+    killing["count"], killing["lastTimestamp"] = 3, "2026-11-22T12:15:43Z"
+    sample(history, poller, env.kube, api_items("pods.json"), later, SWARM_START + 115)
+    kills = [m for m in get(env)["variants"][0]["markers"] if m["kind"] == "kill"]
+    assert [m["t"] for m in kills][-1] == parse_time("2026-11-22T12:15:43Z") and len(kills) == 3
+
+
+def test_locusts_reset_clears_the_history(live):
+    env, history, poller = live
+    history.clear(SWARM_START)
+    load(env.runner.stats, "blocking", answered=5)
+    sample(history, poller, env.kube, api_items("pods.json"), api_items("events.json"), SWARM_START + 70)
+    assert get(env)["variants"]
+    # What the web UI's Reset button does: POST /stats/reset (Locust 2.47 accepts POST only).
+    assert env.web_ui.app.test_client().post("/stats/reset").status_code == 200
+    body = get(env)
+    assert body["variants"] == [] and body["started"] is None  # the runner is not swarming
+    assert env.web_ui.app.test_client().get("/stats/reset").status_code == 405
+
+
+def test_a_swarmed_variant_with_no_pods_is_shown_without_pods(live):
+    env, history, poller = live
+    history.clear(time.time())
+    reactive_only = [p for p in api_items("pods.json") if "reactive" in p["metadata"]["name"]]
+    load(env.runner.stats, "blocking", answered=3, failed=2)
+    sample(history, poller, env.kube, reactive_only, [], time.time())
+    by_name = {v["name"]: v for v in get(env)["variants"]}
+    assert by_name["blocking"]["has_pods"] is False and by_name["blocking"]["swarmed"] is True
+    assert by_name["blocking"]["series"]["pods"] == [0] and by_name["blocking"]["series"]["fps"][0] > 0
+    assert by_name["reactive"]["has_pods"] is True and by_name["reactive"]["swarmed"] is False
+
+
+def test_an_unreachable_api_is_said_and_the_load_series_go_on(live):
+    env, history, poller = live
+    history.clear(time.time())
+    env.kube._error = "listing pods in namespace liveness-lab failed: MaxRetryError: ... Connection refused"
+    load(env.runner.stats, "reactive", answered=10)
+    poller.refresh()
+    history.sample()
+    body = get(env)
+    assert body["kube"]["ok"] is False and "Connection refused" in body["kube"]["error"]
+    reactive = body["variants"][0]
+    assert reactive["name"] == "reactive" and reactive["series"]["rps"][0] > 0
+    assert reactive["series"]["ready"] == [None] and reactive["series"]["pods"] == [None]
+
+
+def test_sampling_never_raises_into_locust(live):
+    env, history, poller = live
+    history._stats_of = lambda: (_ for _ in ()).throw(RuntimeError("boom"))
+    history.every = 0.01
+    history.start(lambda: "running")
+    time.sleep(0.1)  # gevent-patched: the sampling greenlet runs and logs its failure
+    history.stop()
+    assert get(env)["variants"] == []
+
+
+def test_a_new_swarm_starts_the_history_again(live):
+    env, history, poller = live
+    history.clear(SWARM_START)
+    sample(history, poller, env.kube, api_items("pods.json"), api_items("events.json"), SWARM_START + 70)
+    env.events.test_start.fire(environment=env)
+    assert history.started > SWARM_START + 1000 and all(not m for m in history.markers.values())
