@@ -87,7 +87,7 @@ class LiveHistory:
             known = self.poller is not None and self.poller.error is None
             s["ready"].append(sum(p["ready"] for p in mine) if known else None)
             s["pods"].append(len(mine) if known else None)
-            s["restarts"].append(self._restarts(v.name))
+            s["restarts"].append(self._restarts(v.name) if known else None)
         self.updated = now
 
     def _kube_records(self):

@@ -1,14 +1,21 @@
-"""The Live tab's JSON endpoint, GET /liveness-lab/live, on a real Locust environment and web UI (no
+"""The Live tab: its JSON endpoint, GET /liveness-lab/live, on a real Locust environment and web UI (no
 server started) with pods and events recorded from the kind cluster (fixtures/pods.json, events.json,
-kubectl get -o json during a passing run, after the blocking pod's first restart)."""
+kubectl get -o json during a passing run, after the blocking pod's first restart); then the tab in
+headless Chromium on a local Locust swarming the real service jar, with no Kubernetes API."""
 
 import copy
 import json
+import os
+import re
+import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, LIVE_WEB_UI_PORT, LOCUST_DIR, closed_port_kubeconfig, locust_cmd, pods_tab_page, run_env, stop, wait_http
 from locust import FastHttpUser, task
 from locust.env import Environment
 from test_pods_tab import StubKube
@@ -208,3 +215,84 @@ def test_a_new_swarm_starts_the_history_again(live):
     sample(history, poller, env.kube, api_items("pods.json"), api_items("events.json"), SWARM_START + 70)
     env.events.test_start.fire(environment=env)
     assert history.started > SWARM_START + 1000 and all(not m for m in history.markers.values())
+
+
+# --- The tab in headless Chromium, on a local Locust swarming the real service jar ---
+
+
+def post(web_ui, path, **form):
+    data = urllib.parse.urlencode(form, doseq=True).encode()
+    with urllib.request.urlopen(urllib.request.Request(web_ui + path, data=data), timeout=10) as r:
+        return r.status
+
+
+def read(web_ui, path):
+    with urllib.request.urlopen(web_ui + path, timeout=10) as r:
+        return json.load(r)
+
+
+@pytest.fixture
+def live_web_ui(services, tmp_path):
+    """A host Locust serving the web UI bundle (webui/dist, built by scripts/test-locust.sh) on 127.0.0.1,
+    the blocking and reactive instances as its targets, its Kubernetes API a closed loopback port."""
+    if not (LOCUST_DIR / "webui/dist/index.html").is_file():
+        pytest.fail("locust/webui/dist is not built: run scripts/build-webui.sh (scripts/test-locust.sh does)")
+    env = run_env(services, KUBECONFIG=str(closed_port_kubeconfig(tmp_path / "kubeconfig")), LIVENESS_LAB_PODS_REFRESH="1",
+                  LIVENESS_LAB_LIVE_REFRESH="1")
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    log = open(tmp_path / "locust.log", "w")
+    proc = subprocess.Popen(locust_cmd("--web-host", "127.0.0.1", "--web-port", str(LIVE_WEB_UI_PORT), "--class-picker"),
+                            cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    web_ui = f"http://127.0.0.1:{LIVE_WEB_UI_PORT}"
+    try:
+        wait_http(web_ui + "/", 60, proc)
+        yield web_ui
+    finally:
+        stop(proc)
+
+
+def headline(page, variant):
+    """The chart title's figures line of VARIANT, as shown: {"answered": req/s, "failed": per s}."""
+    text = page.locator(f'section[data-variant="{variant}"] svg text', has_text=re.compile(r"answered [\d.?]+ req/s")).first.text_content()
+    figures = dict(re.findall(r"(answered|failed) ([\d.]+)", text))
+    return {k: float(x) for k, x in figures.items()}
+
+
+def test_the_live_tab_shows_each_variant_and_its_stop_and_reset_buttons_work(live_web_ui, tmp_path):
+    """20 users per variant at 1 req/s of 1000 ms: the blocking instance (4 event loops) answers about 4
+    a second, the reactive one all 20; there is no Kubernetes API, and the tab says so."""
+    assert post(live_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"],
+                shape_class="Default") == 200
+    shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "live-tab-local.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    with pods_tab_page(live_web_ui, "Live", viewport=(1920, 1080)) as page:
+        for variant in ("blocking", "reactive"):
+            page.get_by_role("img", name=f"{variant} chart").wait_for(timeout=20000)
+        page.get_by_role("status").filter(has_text="Kubernetes API unreachable").wait_for(timeout=20000)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            page.wait_for_timeout(2000)
+            blocking, reactive = headline(page, "blocking"), headline(page, "reactive")
+            if reactive.get("answered", 0) >= 15 and blocking.get("answered", 99) < 8:
+                break
+        page.screenshot(path=str(shot))
+        assert reactive["answered"] >= 15 and reactive["failed"] == 0, (blocking, reactive)
+        assert blocking["answered"] < reactive["answered"] / 2, (blocking, reactive)
+        # The stock buttons, through the library's UI (sent as POST, as Locust 2.47 requires).
+        before = read(live_web_ui, "/liveness-lab/live")
+        page.get_by_role("button", name="Reset").click()
+        page.wait_for_timeout(1500)
+        after = read(live_web_ui, "/liveness-lab/live")
+        assert after["started"] > before["started"], (before["started"], after["started"])
+        assert max(len(v["series"]["t"]) for v in before["variants"]) >= 5
+        assert all(len(v["series"]["t"]) <= 2 for v in after["variants"]), after["variants"]
+        page.get_by_role("button", name="Stop").click()
+        deadline = time.monotonic() + 20
+        while read(live_web_ui, "/stats/requests")["state"] != "stopped" and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert read(live_web_ui, "/stats/requests")["state"] == "stopped"
+        # Every stock tab still opens.
+        for tab in ("Statistics", "Charts", "Failures", "Exceptions", "Current ratio", "Download Data", "Logs", "Pods"):
+            page.get_by_role("tab", name=tab).click()
+        page.get_by_role("columnheader", name="Ready / total").wait_for(timeout=10000)
+    assert shot.stat().st_size > 0

@@ -70,7 +70,7 @@ function chartOption(v, data, dark) {
   const yName = (name) => ({ name, nameLocation: 'middle', nameGap: 84, nameTextStyle: { fontSize: FONT, color: text } });
   const yAxis = [
     { type: 'value', gridIndex: 0, min: 0, max: 1, axisLabel: { show: false }, axisTick: { show: false }, splitLine: { show: false },
-      name: 'probe\nevents', nameLocation: 'middle', nameRotate: 0, nameGap: 60, nameTextStyle: { fontSize: FONT - 4, color: text } },
+      name: 'events', nameLocation: 'middle', nameRotate: 0, nameGap: 40, nameTextStyle: { fontSize: FONT - 4, color: text } },
     { type: 'value', gridIndex: 1, min: 0, axisLabel: { fontSize: FONT, color: text }, splitLine: { lineStyle: { color: grid } }, ...yName('req/s') },
     { type: 'value', gridIndex: 2, min: 0, axisLabel: { fontSize: FONT, color: text, formatter: (x) => (x >= 1000 ? `${x / 1000} s` : `${x} ms`) }, splitLine: { lineStyle: { color: grid } }, ...yName('latency') },
     { type: 'value', gridIndex: 3, min: 0, minInterval: 1, axisLabel: { fontSize: FONT, color: text }, splitLine: { lineStyle: { color: grid } }, ...yName('pods') },
