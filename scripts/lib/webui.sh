@@ -34,11 +34,12 @@ ensure_node() {
 }
 
 # build_locust_webui: locust/webui/dist/ from package-lock.json (npm ci: exactly the locked packages,
-# integrity checked; install scripts off, none is needed to bundle). Skipped when dist/ was built from
-# the current sources (its .sources stamp).
+# integrity checked; install scripts off, none is needed to bundle; again only when the lock changed).
+# Skipped when dist/ was built from the current sources (its .sources stamp).
 build_locust_webui() {
-  local want
+  local want lock
   want=$(ll_sources_hash locust/webui)
+  lock=$(ll_sha256 <"$LL_WEBUI/package-lock.json" | cut -c1-16)
   if [ -f "$LL_WEBUI/dist/index.html" ] && [ "$(cat "$LL_WEBUI/dist/.sources" 2>/dev/null)" = "$want" ]; then
     log "web UI bundle locust/webui/dist is up to date (sources $want)"
     return 0
@@ -46,7 +47,9 @@ build_locust_webui() {
   ensure_node
   (
     cd "$LL_WEBUI" || exit 1
-    npm ci --no-audit --no-fund --ignore-scripts --loglevel=error && npm run --silent build
+    if [ "$(cat node_modules/.liveness-lab-lock 2>/dev/null)" != "$lock" ]; then
+      npm ci --no-audit --no-fund --ignore-scripts --loglevel=error && echo "$lock" >node_modules/.liveness-lab-lock
+    fi && npm run --silent build
   ) || die "the web UI bundle did not build (above)" "check that the npm registry answers (npm ping), then run it again"
   echo "$want" >"$LL_WEBUI/dist/.sources"
   log "built locust/webui/dist ($(du -sk "$LL_WEBUI/dist" | awk '{ print $1 }') KiB)"
