@@ -11,7 +11,7 @@
 #
 # Environment (defaults):
 #   LIVENESS_LAB_SCREENSHOTS=<pytest tmp>   where the Pods tab screenshot goes
-# Uses 127.0.0.1 ports 18080-18083. Ends with pytest's "N passed" line.
+# Uses 127.0.0.1 ports 18080-18085. Ends with pytest's "N passed" line.
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 

@@ -1,9 +1,9 @@
 """Shared fixtures: the real service jar in blocking and reactive modes on 127.0.0.1, and helpers.
 
 The jar is $LIVENESS_LAB_SERVICE_JAR (scripts/test-locust.sh builds it with the Maven wrapper when it
-is missing) run by $JAVA_HOME/bin/java. Ports 18080-18084 are this suite's: 18080 blocking, 18081
+is missing) run by $JAVA_HOME/bin/java. Ports 18080-18085 are this suite's: 18080 blocking, 18081
 reactive, 18082 a closed port standing in for an unreachable Kubernetes API, 18083 Locust's web UI,
-18084 the web UI of the Live tab's test.
+18084 and 18085 the web UIs of the Live tab's tests.
 """
 
 import contextlib
@@ -24,6 +24,7 @@ PORTS = {"blocking": 18080, "reactive": 18081}
 CLOSED_PORT = 18082
 WEB_UI_PORT = 18083
 LIVE_WEB_UI_PORT = 18084
+REPLAY_WEB_UI_PORT = 18085
 CHROMIUM = "/usr/bin/chromium"
 # Debian's Chromium, never a browser Playwright downloads; flags for a container without a display.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, LIVE_WEB_UI_PORT, LOCUST_DIR, closed_port_kubeconfig, locust_cmd, pods_tab_page, run_env, stop, wait_http
+from conftest import FIXTURES, LIVE_WEB_UI_PORT, LOCUST_DIR, REPLAY_WEB_UI_PORT, closed_port_kubeconfig, pods_tab_page, run_env, stop, wait_http
 from locust import FastHttpUser, task
 from locust.env import Environment
 from test_pods_tab import StubKube
@@ -231,24 +231,35 @@ def read(web_ui, path):
         return json.load(r)
 
 
-@pytest.fixture
-def live_web_ui(services, tmp_path):
-    """A host Locust serving the web UI bundle (webui/dist, built by scripts/test-locust.sh) on 127.0.0.1,
-    the blocking and reactive instances as its targets, its Kubernetes API a closed loopback port."""
+def local_locust(services, tmp_path, port, locustfile):
+    """A host Locust (LOCUSTFILE) serving the web UI bundle (webui/dist, built by scripts/test-locust.sh) on
+    127.0.0.1:PORT, the blocking and reactive instances as its targets, its Kubernetes API a closed
+    loopback port. Yields its URL."""
     if not (LOCUST_DIR / "webui/dist/index.html").is_file():
         pytest.fail("locust/webui/dist is not built: run scripts/build-webui.sh (scripts/test-locust.sh does)")
     env = run_env(services, KUBECONFIG=str(closed_port_kubeconfig(tmp_path / "kubeconfig")), LIVENESS_LAB_PODS_REFRESH="1",
                   LIVENESS_LAB_LIVE_REFRESH="1")
     env.pop("KUBERNETES_SERVICE_HOST", None)
     log = open(tmp_path / "locust.log", "w")
-    proc = subprocess.Popen(locust_cmd("--web-host", "127.0.0.1", "--web-port", str(LIVE_WEB_UI_PORT), "--class-picker"),
-                            cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
-    web_ui = f"http://127.0.0.1:{LIVE_WEB_UI_PORT}"
+    cmd = [sys.executable, "-m", "locust", "-f", str(locustfile), "--web-host", "127.0.0.1", "--web-port", str(port), "--class-picker"]
+    proc = subprocess.Popen(cmd, cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    web_ui = f"http://127.0.0.1:{port}"
     try:
         wait_http(web_ui + "/", 60, proc)
         yield web_ui
     finally:
         stop(proc)
+
+
+@pytest.fixture
+def live_web_ui(services, tmp_path):
+    yield from local_locust(services, tmp_path, LIVE_WEB_UI_PORT, LOCUST_DIR / "locustfile.py")
+
+
+@pytest.fixture
+def replay_web_ui(services, tmp_path):
+    """As live_web_ui, with the pods and events of the recorded passing run replayed (replay_locustfile.py)."""
+    yield from local_locust(services, tmp_path, REPLAY_WEB_UI_PORT, Path(__file__).parent / "replay_locustfile.py")
 
 
 def headline(page, variant):
@@ -295,4 +306,38 @@ def test_the_live_tab_shows_each_variant_and_its_stop_and_reset_buttons_work(liv
         for tab in ("Statistics", "Charts", "Failures", "Exceptions", "Current ratio", "Download Data", "Logs", "Pods"):
             page.get_by_role("tab", name=tab).click()
         page.get_by_role("columnheader", name="Ready / total").wait_for(timeout=10000)
+    assert shot.stat().st_size > 0
+
+
+def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(replay_web_ui, tmp_path):
+    """The recorded run's pods and events, replayed from the swarm's start (its first liveness kill 25 s
+    in, the restart 40 s in), under real load: the markers appear on blocking only, at the replayed
+    times, and hovering the kill shows its message."""
+    assert post(replay_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"],
+                shape_class="Default") == 200
+    shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "live-tab-replay.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    with pods_tab_page(replay_web_ui, "Live", viewport=(1920, 1080)) as page:
+        deadline = time.monotonic() + 90
+        data = read(replay_web_ui, "/liveness-lab/live")
+        while time.monotonic() < deadline:
+            page.wait_for_timeout(1000)
+            data = read(replay_web_ui, "/liveness-lab/live")
+            blocking = next((v for v in data["variants"] if v["name"] == "blocking"), {"markers": []})
+            if {"kill", "restart"} <= {m["kind"] for m in blocking["markers"]}:
+                break
+        kills = [m["t"] for m in blocking["markers"] if m["kind"] == "kill"]
+        assert kills and any(m["kind"] == "restart" for m in blocking["markers"]), blocking["markers"]
+        page.wait_for_timeout(2500)  # one read by the page
+        assert json.loads(page.locator('section[data-variant="blocking"]').get_attribute("data-kills")) == kills
+        assert json.loads(page.locator('section[data-variant="reactive"]').get_attribute("data-kills")) == []
+        # The kill happened 23 s after the recorded swarm start: at +25 s here (the replay's 2 s offset).
+        assert 23 <= kills[0] - data["started"] <= 28, kills[0] - data["started"]
+        x, y = page.evaluate("([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
+                             [round(kills[0] - data["started"], 1)])
+        box = page.get_by_role("img", name="blocking chart").bounding_box()
+        page.mouse.move(box["x"] + x, box["y"] + y)
+        page.get_by_text("failed liveness probe").first.wait_for(timeout=5000)
+        page.get_by_text("liveness kill at").first.wait_for(timeout=5000)
+        page.screenshot(path=str(shot))
     assert shot.stat().st_size > 0

@@ -102,10 +102,6 @@ function chartOption(v, data, dark) {
       name: k.label, type: 'scatter', xAxisIndex: 0, yAxisIndex: 0, symbol: k.echarts, symbolRotate: k.rotate, symbolSize: 20, animation: false,
       itemStyle: { color: dark ? '#ffffff' : k.colour },
       data: v.markers.filter((m) => m.kind === kind).map((m) => ({ value: [rel(m.t), 0.5], marker: m })),
-      tooltip: {
-        trigger: 'item', textStyle: { fontSize: FONT },
-        formatter: ({ data: { marker: m } }) => `<b>${k.label}</b> at ${utc(m.t)} (+${rel(m.t).toFixed(0)} s)<br/>${m.pod}<br/>${m.message}${m.count > 1 ? ` (×${m.count} so far)` : ''}`,
-      },
     })),
   ];
   return {
@@ -113,7 +109,19 @@ function chartOption(v, data, dark) {
     textStyle: { fontSize: FONT },
     title: { ...headline(v), left: 10, top: 0, textStyle: { fontSize: 30, color: colour, fontWeight: 'bold' }, subtextStyle: { fontSize: FONT + 2, color: text } },
     legend: { top: 66, left: 120, right: 10, textStyle: { fontSize: FONT - 2, color: text }, itemWidth: 28, data: ['answered req/s', 'failed req/s', 'p50', 'p95', 'Ready pods', 'pods', 'restarts (total)', ...Object.values(kinds).map((k) => k.label)] },
-    tooltip: { trigger: 'axis', textStyle: { fontSize: FONT }, axisPointer: { type: 'line' } },
+    // One tooltip for the time under the pointer: the probe events within 1 % of the axis there (their
+    // time, pod and message), then every line's value.
+    tooltip: {
+      trigger: 'axis', confine: true, textStyle: { fontSize: FONT }, axisPointer: { type: 'line' },
+      formatter: (params) => {
+        const at = params.length ? params[0].axisValue : 0;
+        const near = v.markers.filter((m) => Math.abs(rel(m.t) - at) <= span / 100);
+        const events = near.map((m) => `<b>${kinds[m.kind].label}</b> at ${utc(m.t)} (+${rel(m.t).toFixed(0)} s)<br/>${m.pod}: ${m.message}${m.count > 1 ? ` (×${m.count} so far)` : ''}`);
+        const values = params.filter((p) => p.seriesType === 'line' && p.value && p.value[1] !== null && p.value[1] !== undefined)
+          .map((p) => `${p.marker} ${p.seriesName}: ${p.value[1]}`);
+        return [`+${Number(at).toFixed(0)} s`, ...events, ...values].join('<br/>');
+      },
+    },
     axisPointer: { link: [{ xAxisIndex: 'all' }] },
     grid: grids, xAxis, yAxis, series,
   };
