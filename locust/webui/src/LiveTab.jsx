@@ -53,6 +53,8 @@ function chartOption(v, data, dark) {
   const grid = dark ? '#444444' : '#dddddd';
   const colour = v.colour;
   const kinds = style.markers;
+  // The events and the restarts are black on Locust's light theme, white on its dark one.
+  const ink = (c) => (dark && c === '#000000' ? '#ffffff' : c);
   const rel = (t) => +(t - started).toFixed(1);
   // Four panels, one x axis: the event strip, req/s, latency, pods (the title and legend above them).
   const grids = [
@@ -78,7 +80,7 @@ function chartOption(v, data, dark) {
   // The events as vertical lines through the three data panels (no hover there: the strip has it).
   const eventLines = {
     silent: true, symbol: 'none', label: { show: false }, animation: false,
-    data: v.markers.map((m) => ({ xAxis: rel(m.t), lineStyle: { color: kinds[m.kind].colour, type: kinds[m.kind].dash, width: kinds[m.kind].width } })),
+    data: v.markers.map((m) => ({ xAxis: rel(m.t), lineStyle: { color: ink(kinds[m.kind].colour), type: kinds[m.kind].dash, width: kinds[m.kind].width } })),
   };
   const line = (name, key, grid, extra = {}) => ({
     name, type: 'line', xAxisIndex: grid, yAxisIndex: grid, data: pairs(v.series, key, started), showSymbol: false,
@@ -97,10 +99,10 @@ function chartOption(v, data, dark) {
     { name: 'pods', type: 'line', step: 'end', xAxisIndex: 3, yAxisIndex: 3, data: pairs(v.series, 'pods', started), showSymbol: false, animation: false,
       lineStyle: { color: style.reference, type: 'dashed', width: 2 }, itemStyle: { color: style.reference } },
     { name: 'restarts (total)', type: 'line', step: 'end', xAxisIndex: 3, yAxisIndex: 3, data: pairs(v.series, 'restarts', started), showSymbol: false, animation: false,
-      lineStyle: { color: '#000000', width: 2 }, itemStyle: { color: '#000000' } },
+      lineStyle: { color: ink('#000000'), width: 2 }, itemStyle: { color: ink('#000000') } },
     ...Object.entries(kinds).map(([kind, k]) => ({
       name: k.label, type: 'scatter', xAxisIndex: 0, yAxisIndex: 0, symbol: k.echarts, symbolRotate: k.rotate, symbolSize: 20, animation: false,
-      itemStyle: { color: dark ? '#ffffff' : k.colour },
+      itemStyle: { color: ink(k.colour) },
       data: v.markers.filter((m) => m.kind === kind).map((m) => ({ value: [rel(m.t), 0.5], marker: m })),
     })),
   ];
