@@ -249,6 +249,21 @@ def local_locust(services, tmp_path, port, locustfile):
         yield web_ui
     finally:
         stop(proc)
+        drained(services["blocking"])
+
+
+def drained(url, timeout=90):
+    """Until the blocking instance answers /livez at once 3 times running: the swarm left requests queued
+    on its event loops (each sleeping 1 s), and the next test shares the instance (a session fixture)."""
+    deadline, quick = time.monotonic() + timeout, 0
+    while quick < 3 and time.monotonic() < deadline:
+        started = time.monotonic()
+        try:
+            urllib.request.urlopen(url + "/livez", timeout=5).read()
+            quick = quick + 1 if time.monotonic() - started < 0.3 else 0
+        except OSError:
+            quick = 0
+        time.sleep(0.5)
 
 
 @pytest.fixture
