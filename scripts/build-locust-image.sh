@@ -40,7 +40,7 @@ locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" >&2
   die "$LOCUST_LOCK does not match $LOCUST_REQUIREMENTS (above)" \
     "regenerate it: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'"
 
-need_cmd docker "install Docker (scripts/cluster-up.sh does it on Debian as root)"
+need_cmd docker "install Docker: Docker Desktop on macOS (https://docs.docker.com/desktop/), Docker Engine on Linux (scripts/cluster-up.sh installs it on Debian as root)"
 if ! docker image inspect "$base" >/dev/null 2>&1; then
   log "pulling base image $base"
   docker pull "$base" >/dev/null 2>&1 ||

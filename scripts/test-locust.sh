@@ -16,6 +16,7 @@
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/venv.sh"; . "$LL_LIB/webui.sh"
+. "$LL_ROOT/scripts/libexec/macos-userland.sh"
 
 # check_pins: the Locust base image tag, the Dockerfile's default and the locust pin agree, and the lock
 # files hold the requirements files' pins (the image and the .venv install the locks, so a pin changed
@@ -31,12 +32,20 @@ check_pins() {
     die "locust/Dockerfile BASE_IMAGE $dockerfile_base != LOCUST_BASE_IMAGE $LOCUST_BASE_IMAGE" "edit locust/Dockerfile"
   [ "$(sed -n 's/^ARG NODE_IMAGE=//p' "$LL_ROOT/locust/Dockerfile")" = "$NODE_IMAGE" ] ||
     die "locust/Dockerfile NODE_IMAGE differs from NODE_IMAGE $NODE_IMAGE (scripts/versions.env)" "edit locust/Dockerfile"
+  # With macOS's awk (BWK's): cluster-up runs this check before every Locust image build, on users' Macs.
+  local PATH=$PATH macos
+  ensure_pkg original-awk original-awk
+  macos=$(mktemp -d)
+  make_userland "$macos"
+  PATH=$macos:$PATH
   { locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" &&
     locust_lock_problems "$LL_ROOT/$LOCUST_DEV_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" "$LL_ROOT/$LOCUST_DEV_REQUIREMENTS" \
       "$LL_ROOT/$LOCUST_LOCK"; } ||
     die "the lock files do not match the requirements files (above)" \
       "regenerate them: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'"
   check_lock_check
+  rm -rf "$macos"
+  echo "pins: (lock check with $(awk -version 2>&1 | head -n 1))"
   echo "pins: locust $pinned, base image $LOCUST_BASE_IMAGE; $(grep -c '^[a-z0-9]' "$LL_ROOT/$LOCUST_LOCK") packages in $LOCUST_LOCK," \
     "$(grep -c '^[a-z0-9]' "$LL_ROOT/$LOCUST_DEV_LOCK") in $LOCUST_DEV_LOCK, in step with the requirements"
 }
