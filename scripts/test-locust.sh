@@ -10,7 +10,8 @@
 #
 # Environment (defaults):
 #   LIVENESS_LAB_SCREENSHOTS=<pytest tmp>   where the Pods tab screenshot goes
-# Uses 127.0.0.1 ports 18080-18083. Ends with pytest's "N passed" line.
+# Uses 127.0.0.1 ports 18080-18083. Ends with pytest's "N passed" line; with LIVENESS_LAB_JUNIT=DIR (set
+# by scripts/test.sh) pytest also writes DIR/pytest.xml.
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
@@ -80,7 +81,8 @@ main() {
   ensure_service_jar
   ensure_pkg chromium chromium
   cd "$LL_ROOT/locust"
-  "$LL_VENV/bin/python" -m pytest -v "$@"
+  # With scripts/test.sh, also pytest's JUnit report, which the suite's count reads.
+  "$LL_VENV/bin/python" -m pytest -v ${LIVENESS_LAB_JUNIT:+--junitxml "$LIVENESS_LAB_JUNIT/pytest.xml"} "$@"
 }
 
 main "$@"
