@@ -18,8 +18,13 @@ ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 use_macos_userland() {
   # shellcheck source=../libexec/macos-userland.sh
   . "$ROOT/scripts/libexec/macos-userland.sh"
-  make_userland "$BATS_FILE_TMPDIR/macos-bin"
-  PATH=$BATS_FILE_TMPDIR/macos-bin:$(path_without_gnu_only "$PATH" "$BATS_FILE_TMPDIR/macos-farm")
+  # Made once per bats run (the folders of links to PATH's other commands take seconds).
+  local dir=$BATS_RUN_TMPDIR/macos
+  if [ ! -e "$dir/path" ]; then
+    make_userland "$dir/bin"
+    echo "$dir/bin:$(path_without_gnu_only "$PATH" "$dir/farm")" >"$dir/path"
+  fi
+  PATH=$(cat "$dir/path")
   export PATH
 }
 
