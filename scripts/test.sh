@@ -158,7 +158,7 @@ run_suite() {
   passed=$((tests - failed - skipped))
   # A runner that failed without reporting a failing test (it stopped early) is one failure at least; a
   # suite that ran nothing, or skipped everything, has shown nothing.
-  [ "$rc" = 0 ] || [ "$failed" -gt 0 ] || { failed=1; problem="exit $rc, no failing test reported"; }
+  [ "$rc" = 0 ] || [ "$failed" -gt 0 ] || { failed=1; problem="no failing test reported"; }
   if [ "$tests" = 0 ]; then
     failed=$((failed > 0 ? failed : 1)) problem=${problem:-"no test reported"}
   elif [ "$tests" = "$skipped" ]; then
@@ -173,8 +173,8 @@ run_suite() {
   if [ "$rc" = 0 ] && [ -z "$problem" ]; then
     printf '%-8s passed in %ss (%s)\n' "$suite" "$took" "$counts"
   else
-    printf '%-8s FAILED in %ss (%s, %s failed%s); last lines of %s:\n' "$suite" "$took" "$counts" "$failed" \
-      "${problem:+; $problem}" "$logfile"
+    printf '%-8s FAILED in %ss (exit %s; %s, %s failed%s); last lines of %s:\n' "$suite" "$took" "$rc" "$counts" \
+      "$failed" "${problem:+; $problem}" "$logfile"
     tail -n 60 "$logfile" | sed 's/^/  | /'
     FAILED_SUITES+=("$suite")
   fi
