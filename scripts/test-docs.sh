@@ -9,7 +9,7 @@
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/checks.sh"
 use_tools_bin
 
 case ${1:-} in
@@ -19,10 +19,9 @@ case ${1:-} in
 esac
 
 DOCS=("$LL_ROOT/README.md" "$LL_ROOT/chart/README.md" "$LL_ROOT/locust/README.md" "$LL_ROOT"/docs/*.md)
-PASSED=0
-FAILED=0
-ok() { PASSED=$((PASSED + 1)); printf 'ok    %s\n' "$*"; }
-fail() { FAILED=$((FAILED + 1)); printf 'FAIL  %s\n' "$*"; }
+# One result per line, counted and reported by scripts/lib/checks.sh.
+ok() { check_result "$*" 0 0; }
+fail() { check_result "$*" 1 0; }
 
 # Each `scripts/NAME.sh` the docs name, once.
 mapfile -t scripts < <(grep -oh 'scripts/[a-z-]*\.sh' "${DOCS[@]}" | sort -u)
@@ -63,5 +62,4 @@ for set in "${sets[@]}"; do
   fi
 done
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+checks_summary 0

@@ -11,7 +11,8 @@
 #
 # Environment (defaults):
 #   LIVENESS_LAB_SCREENSHOTS=<pytest tmp>   where the Pods tab screenshot goes
-# Uses 127.0.0.1 ports 18080-18085. Ends with pytest's "N passed" line.
+# Uses 127.0.0.1 ports 18080-18085. Ends with pytest's "N passed" line; with LIVENESS_LAB_JUNIT=DIR (set
+# by scripts/test.sh) pytest also writes DIR/pytest.xml.
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
@@ -86,7 +87,8 @@ main() {
   # The web UI bundle with the Live tab: the local Locust of the tests serves it (locustfile.py).
   build_locust_webui
   cd "$LL_ROOT/locust"
-  "$LL_VENV/bin/python" -m pytest -v "$@"
+  # With scripts/test.sh, also pytest's JUnit report, which the suite's count reads.
+  "$LL_VENV/bin/python" -m pytest -v ${LIVENESS_LAB_JUNIT:+--junitxml "$LIVENESS_LAB_JUNIT/pytest.xml"} "$@"
 }
 
 main "$@"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bats
+# scripts/cluster-down.sh's arguments (deleting a cluster is scripts/test-e2e.sh's last step), in macOS's
+# userland.
+
+setup_file() {
+  load test_helper
+  use_macos_userland
+}
+
+setup() {
+  load test_helper
+}
+
+@test "an unknown argument: exit 2, the error and its fix on stderr, nothing on stdout" {
+  "$ROOT/scripts/cluster-down.sh" --no-such-flag >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || echo "$?" >"$BATS_TEST_TMPDIR/rc"
+  run cat "$BATS_TEST_TMPDIR/rc"
+  assert_output 2
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_output --partial "unknown argument: --no-such-flag"
+  assert_output --partial "fix:"
+  [ ! -s "$BATS_TEST_TMPDIR/out" ]
+}
+
+@test "--help prints the usage" {
+  run "$ROOT/scripts/cluster-down.sh" --help
+  assert_success
+  assert_line "Usage: scripts/cluster-down.sh [--purge] [--help]"
+}

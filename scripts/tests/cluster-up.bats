@@ -1,0 +1,172 @@
+#!/usr/bin/env bats
+# scripts/cluster-up.sh without a cluster or Docker: the plan --dry-run prints where a registry answers and
+# where none does, how the registry check decides, what it refuses (bad settings, unknown arguments, the
+# no-registry path off root Debian), all in macOS's userland. Docker and kind are stand-ins
+# (test_helper.bash's stub_docker): nothing here talks to a Docker daemon. The real run: scripts/test-e2e.sh.
+
+setup_file() {
+  load test_helper
+  use_macos_userland
+}
+
+setup() {
+  load test_helper
+  STUBS=$BATS_TEST_TMPDIR/stubs
+  stub_docker "$STUBS"
+  PATH=$STUBS:$PATH
+  export LIVENESS_LAB_CACHE=$BATS_TEST_TMPDIR/cache
+}
+
+# plan REGISTRY [ARGS...]: the dry-run plan with the registry answer forced (REGISTRY empty: asked).
+plan() {
+  local answer=$1
+  shift
+  if [ -n "$answer" ]; then
+    LIVENESS_LAB_REGISTRY=$answer "$ROOT/scripts/cluster-up.sh" --dry-run "$@"
+  else
+    "$ROOT/scripts/cluster-up.sh" --dry-run "$@"
+  fi
+}
+
+@test "where a registry answers, the plan pulls the official node and base images" {
+  run plan yes
+  assert_success
+  assert_output --regexp "mode: +registry"
+  assert_output --partial "node image:    $KIND_NODE_IMAGE (pulled)"
+  assert_output --partial "JRE base:      $JRE_BASE_IMAGE (pulled)"
+  refute_output --partial "disableDefaultCNI"
+}
+
+@test "where no registry answers, the plan builds every image here, with the static CNI" {
+  run plan no
+  assert_success
+  assert_output --regexp "mode: +airgap"
+  assert_output --partial "node image:    $LOCAL_NODE_IMAGE:$KUBERNETES_VERSION (built here"
+  assert_output --partial "JRE base:      $LOCAL_JRE_BASE_IMAGE (built here"
+  assert_output --partial "Locust base:   $LOCAL_PYTHON_BASE_IMAGE (built here"
+  assert_output --partial "disableDefaultCNI"
+}
+
+@test "--airgap builds locally even where a registry answers" {
+  run plan yes --airgap
+  assert_success
+  assert_output --regexp "mode: +airgap \(--airgap given\)"
+}
+
+@test "the registry check: a pull that gets layers means the registry path" {
+  STUB_PULL=answers run plan ""
+  assert_success
+  assert_output --regexp "mode: +registry \(a pull of $KIND_NODE_IMAGE is answered: .*Pulling fs layer\)"
+}
+
+@test "the registry check: a name that does not resolve means the local builds (root on Debian)" {
+  [ "$(id -u)" = 0 ] || skip "the no-registry path is chosen by itself as root only (see the non-root test)"
+  STUB_PULL=fails run plan ""
+  assert_success
+  assert_output --regexp "mode: +airgap \(no container registry answers .*no such host\)"
+}
+
+@test "the registry check: a pull that hangs is given up within LIVENESS_LAB_REGISTRY_WAIT" {
+  [ "$(id -u)" = 0 ] || skip "the no-registry path is chosen by itself as root only"
+  local started=$SECONDS
+  STUB_PULL=hangs LIVENESS_LAB_REGISTRY_WAIT=2 run plan ""
+  assert_success
+  assert_output --regexp "mode: +airgap \(no container registry answers .*no answer within 2s\)"
+  [ $((SECONDS - started)) -lt 15 ]
+}
+
+@test "--dry-run changes nothing: only read-only docker and kind commands" {
+  local answer
+  for answer in yes no; do
+    run plan "$answer"
+    assert_success
+  done
+  STUB_PULL=answers run plan ""
+  assert_success
+  # A pull is how the registry check asks (stopped at the first layer); nothing else may change a thing.
+  run grep -vE '^(docker (info|version|image inspect|pull) |kind (version|get clusters))' "$STUBS/calls"
+  assert_failure 1
+  assert_output ""
+  run grep -c . "$STUBS/calls"
+  refute_output 0
+}
+
+@test "LIVENESS_LAB_REGISTRY=maybe is refused" {
+  run plan maybe
+  assert_failure
+  assert_output --partial "LIVENESS_LAB_REGISTRY must be yes, no or auto (it is 'maybe')"
+}
+
+@test "an unknown argument: exit 2, the error and its fix on stderr, nothing on stdout" {
+  "$ROOT/scripts/cluster-up.sh" --no-such-flag >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || echo "$?" >"$BATS_TEST_TMPDIR/rc"
+  run cat "$BATS_TEST_TMPDIR/rc"
+  assert_output 2
+  run cat "$BATS_TEST_TMPDIR/err"
+  assert_output --partial "unknown argument: --no-such-flag"
+  assert_output --partial "fix:"
+  [ ! -s "$BATS_TEST_TMPDIR/out" ]
+}
+
+@test "--help prints the usage" {
+  run "$ROOT/scripts/cluster-up.sh" --help
+  assert_success
+  assert_line "Usage: scripts/cluster-up.sh [--airgap] [--dry-run] [--help]"
+}
+
+# A laptop: no GNU timeout, no Go, other versions of kind, helm and kubectl on PATH, a registry that
+# answers: the plan takes the registry path and says where every tool comes from, none built with Go.
+@test "a laptop's plan: the registry path, tools on PATH or downloaded, none built with Go" {
+  local bin=$BATS_TEST_TMPDIR/laptop-bin cmd
+  mkdir -p "$bin"
+  for cmd in bash sh env cat sed awk grep tr cut sort head tail uname mkdir rm ln dirname basename id \
+    python3 curl git date mktemp ls wc pwd readlink sleep; do
+    ln -s "$(command -v "$cmd")" "$bin/$cmd"
+  done
+  printf '#!/bin/sh\necho "kind v0.31.0 go1 darwin/arm64"\n' >"$bin/kind"
+  printf '#!/bin/sh\necho "v4.0.1"\n' >"$bin/helm"
+  printf '#!/bin/sh\necho "Client Version: v1.29.4"\n' >"$bin/kubectl"
+  chmod +x "$bin"/kind "$bin"/helm "$bin"/kubectl
+  PATH=$bin run plan yes
+  assert_success
+  assert_output --regexp "mode: +registry"
+  assert_output --regexp "  kind: +$KIND_VERSION: download https://github.com/kubernetes-sigs/kind/releases/download/$KIND_VERSION/kind-"
+  assert_output --regexp "  helm: +v4.0.1 on PATH"
+  assert_output --regexp "  kubectl: +$KUBERNETES_VERSION: download https://dl.k8s.io/release/$KUBERNETES_VERSION/bin/"
+  refute_output --regexp "[Bb]uild with [Gg]o"
+}
+
+# Off root Debian (here: as the user nobody), a registry check that fails stops with what was tried and
+# the choice, instead of switching to the local builds.
+@test "off root Debian a failed registry check stops, offering both choices" {
+  [ "$(id -u)" = 0 ] || skip "needs root, to run the copy as the user nobody"
+  command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
+  local copy=$BATS_TEST_TMPDIR/repo
+  mkdir -p "$copy"
+  cp -R "$ROOT/scripts" "$ROOT/kind-config.yaml" "$copy/"
+  cp -R "$STUBS" "$copy/stubs"
+  mkdir "$copy/.tools"
+  chmod -R a+rwX "$copy"
+  chmod a+x "$BATS_TEST_TMPDIR" "$(dirname "$BATS_TEST_TMPDIR")" "$(dirname "$(dirname "$BATS_TEST_TMPDIR")")"
+  run setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp LIVENESS_LAB_CACHE=/tmp/ll-nobody-cache \
+    PATH="$copy/stubs:$PATH" "$copy/scripts/cluster-up.sh" --dry-run
+  assert_failure 1
+  assert_output --partial "the registry check failed"
+  assert_output --partial "no such host" # the stand-in docker was asked
+  assert_output --partial "LIVENESS_LAB_REGISTRY=yes"
+  assert_output --partial "LIVENESS_LAB_REGISTRY=no"
+  refute_output --partial "mode:"
+}
+
+@test "the no-registry path refuses macOS at once, saying why and what to do" {
+  mkdir -p "$BATS_TEST_TMPDIR/darwin"
+  # shellcheck disable=SC2016 # a script's text
+  printf '#!/bin/sh\n[ "$1" = -s ] && { echo Darwin; exit 0; }\nexec /usr/bin/uname "$@"\n' >"$BATS_TEST_TMPDIR/darwin/uname"
+  chmod +x "$BATS_TEST_TMPDIR/darwin/uname"
+  PATH=$BATS_TEST_TMPDIR/darwin:$PATH run plan no
+  assert_failure
+  assert_output --partial "as root on Debian-like Linux only; this is Darwin"
+  assert_output --partial "LIVENESS_LAB_REGISTRY unset or =yes"
+  PATH=$BATS_TEST_TMPDIR/darwin:$PATH run plan yes --airgap
+  assert_failure
+  assert_output --partial "this is Darwin"
+}

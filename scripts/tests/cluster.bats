@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# scripts/lib/cluster.sh without a cluster: the kind config cluster-up derives from kind-config.yaml for
+# each mode and host (render_kind_config), in macOS's userland, parsed by a YAML parser (PyYAML: Debian's
+# python3-yaml, which scripts/test.sh installs; without it these tests fail). Docker is a stand-in that
+# answers nothing, so the host's cgroup version is read from /sys/fs/cgroup.
+
+setup_file() {
+  load test_helper
+  use_macos_userland
+}
+
+setup() {
+  load test_helper
+  stub_docker "$BATS_TEST_TMPDIR/stubs"
+  PATH=$BATS_TEST_TMPDIR/stubs:$PATH
+  # shellcheck source=../lib/common.sh
+  . "$ROOT/scripts/lib/common.sh"
+  # shellcheck source=../lib/tools.sh
+  . "$ROOT/scripts/lib/tools.sh"
+  # shellcheck source=../lib/cluster.sh
+  . "$ROOT/scripts/lib/cluster.sh"
+  export LL_CACHE=$BATS_TEST_TMPDIR/cache LL_LOGS=$BATS_TEST_TMPDIR/logs LL_TOOLS=$BATS_TEST_TMPDIR/clone/.tools
+}
+
+# kind_cluster FILE: FILE parsed as YAML is a kind Cluster; prints its networking section as JSON.
+kind_cluster() {
+  python3 -c 'import json, sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+assert d["kind"] == "Cluster", d.get("kind")
+print(json.dumps(d.get("networking", {}), sort_keys=True))' "$1"
+}
+
+@test "air-gapped: kind-config.yaml plus disableDefaultCNI, still a kind Cluster" {
+  render_kind_config airgap "$BATS_TEST_TMPDIR/kind-airgap.yaml"
+  run grep -A1 '^networking:$' "$BATS_TEST_TMPDIR/kind-airgap.yaml"
+  assert_line '  disableDefaultCNI: true'
+  run kind_cluster "$BATS_TEST_TMPDIR/kind-airgap.yaml"
+  assert_success
+  assert_output --partial '"disableDefaultCNI": true'
+}
+
+@test "registry: no disableDefaultCNI; failCgroupV1 false only on a cgroup v1 host; a kind Cluster" {
+  render_kind_config registry "$BATS_TEST_TMPDIR/kind-registry.yaml"
+  run cat "$BATS_TEST_TMPDIR/kind-registry.yaml"
+  refute_output --partial disableDefaultCNI
+  if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+    refute_output --partial failCgroupV1
+  else
+    assert_output --partial 'failCgroupV1: false'
+  fi
+  run kind_cluster "$BATS_TEST_TMPDIR/kind-registry.yaml"
+  assert_success
+  refute_output --partial disableDefaultCNI
+}
+
+@test "a kind-config.yaml without a networking section is refused for the air-gapped path" {
+  mkdir -p "$BATS_TEST_TMPDIR/root/scripts"
+  grep -v '^networking:$' "$ROOT/kind-config.yaml" >"$BATS_TEST_TMPDIR/root/kind-config.yaml"
+  LL_ROOT=$BATS_TEST_TMPDIR/root run render_kind_config airgap "$BATS_TEST_TMPDIR/kind-airgap.yaml"
+  assert_failure
+  assert_output --partial "kind-config.yaml has no 'networking:' section to extend"
+}

@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# What every .bats file here loads (`load test_helper` in setup_file and in setup): bats-support and
+# bats-assert (Debian's bats-support and bats-assert, found in BATS_LIB_PATH, default /usr/lib/bats), ROOT,
+# and the helpers below. Run the files with `scripts/test.sh cluster`, or one of them with
+# `bats scripts/tests/cluster-up.bats` (after `apt-get install bats bats-support bats-assert original-awk`).
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# shellcheck source=../versions.env
+. "$ROOT/scripts/versions.env"
+
+# use_macos_userland: from here on (call it in setup_file: the PATH it exports holds for every test of
+# the file) commands are macOS's as far as Debian can imitate them: BWK awk, BSD date, sed -i, wc and
+# paste, no timeout, nproc or sha256sum (scripts/libexec/macos-userland.sh), because the scripts under
+# test are the ones users run on their Macs.
+use_macos_userland() {
+  # shellcheck source=../libexec/macos-userland.sh
+  . "$ROOT/scripts/libexec/macos-userland.sh"
+  # Made once per bats run (the folders of links to PATH's other commands take seconds).
+  local dir=$BATS_RUN_TMPDIR/macos
+  if [ ! -e "$dir/path" ]; then
+    make_userland "$dir/bin"
+    echo "$dir/bin:$(path_without_gnu_only "$PATH" "$dir/farm")" >"$dir/path"
+  fi
+  PATH=$(cat "$dir/path")
+  export PATH
+}
+
+# stub_docker DIR: stand-ins for docker and kind in DIR (put it first on PATH), so nothing here talks to
+# a real Docker daemon. Every call is appended to DIR/calls. No daemon answers (`docker info` fails, no
+# image is present); `docker pull` does what STUB_PULL says: "answers" (a registry sends layers), "fails"
+# (no registry: the name does not resolve) or "hangs" (a network that drops packets).
+stub_docker() {
+  mkdir -p "$1"
+  cat >"$1/docker" <<EOF
+#!/bin/sh
+exec 3>&- # bats waits for whatever holds its fd 3: a hanging pull must not
+echo "docker \$*" >>"$1/calls"
+case \$1 in
+  pull)
+    case \${STUB_PULL:-fails} in
+      answers) echo "v1.35.0: Pulling from kindest/node"; echo "a1b2c3: Pulling fs layer"; sleep 3 ;;
+      hangs) sleep 20 ;;
+      *) echo "Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host" >&2 ;;
+    esac
+    exit 1 ;;
+  *) echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1 ;;
+esac
+EOF
+  cat >"$1/kind" <<EOF
+#!/bin/sh
+echo "kind \$*" >>"$1/calls"
+case \$1 in
+  version) echo "kind $KIND_VERSION go1.24 linux/amd64" ;;
+  get) echo "No kind clusters found." >&2 ;;
+  *) exit 1 ;;
+esac
+EOF
+  chmod +x "$1/docker" "$1/kind"
+  : >"$1/calls"
+}
+
+# free_port: a TCP port nothing listens on, on 127.0.0.1.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
