@@ -12,7 +12,7 @@ LL_WEBUI=$LL_ROOT/locust/webui
 # node_problem: says why the host's Node.js cannot build the bundle and returns 1, or returns 0.
 node_problem() {
   local version
-  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "node and npm are not installed"; return 1; }
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then echo "node and npm are not installed"; return 1; fi
   version=$(node -p 'process.versions.node' 2>/dev/null) || { echo "node does not run"; return 1; }
   # Vite 8 needs NODE_MIN_VERSION (20.19; Debian trixie's nodejs is 20.19.2, bookworm's 18 is too old).
   node -e 'const [a, b] = process.argv[1].split(".").map(Number), [x, y] = process.versions.node.split(".").map(Number);

@@ -84,7 +84,8 @@ plan() {
   STUB_PULL=answers run plan ""
   assert_success
   # A pull is how the registry check asks (stopped at the first layer); nothing else may change a thing.
-  run grep -vE '^(docker (info|version|image inspect|pull) |kind (version|get clusters))' "$STUBS/calls"
+  # (A real kind in the clone's .tools/bin comes first on PATH and asks docker itself: -v, ps.)
+  run grep -vE '^(docker (-v|ps|info|version|image inspect|pull)( |$)|kind (version|get clusters))' "$STUBS/calls"
   assert_failure 1
   assert_output ""
   run grep -c . "$STUBS/calls"
