@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Quick checks of the cluster scripts that need no cluster and no Docker (a few seconds): the plan
 # cluster-up.sh prints where a registry answers and where none does, argument errors, the kind config
-# and its derived copies, a scripted run's ownership of the cluster (the lock's decisions on a stand-in
-# file, the in-cluster swarm check against a stand-in web UI), and shellcheck of every cluster script. The real cluster is tested by
-# scripts/test-e2e.sh.
+# and its derived copies, the scripted runs' wrappers (usage errors exit 3), and shellcheck of every
+# cluster script. The cluster lock and the swarm check are tested in locust/tests/test_orchestration.py;
+# the real cluster by scripts/test-e2e.sh.
 #
 # Usage: scripts/test-cluster.sh [--help]
 # Ends with "N passed, N failed"; exits non-zero when any check fails.
@@ -267,178 +267,18 @@ cached_tool_reused() {
   ! ensure_kind_offline 2>"$OUT/e" && cat "$OUT/e" && grep -q "'go' is not installed" "$OUT/e"
 }
 
-# A scripted run owns the cluster (scripts/lib/ownership.sh). The lock's decisions are tested here on a
-# file standing in for the ConfigMap (create fails when it exists, replace only at the version read); the
-# kubectl calls themselves need a cluster. The swarm check asks a stand-in web UI on 127.0.0.1.
-
-# owner_lib COMMAND...: COMMAND in a subshell with ownership.sh sourced and the lock in $OUT/lock.
-# shellcheck disable=SC2317 # the lock_* stand-ins are called by ownership.sh
-owner_lib() {
-  (
-    # shellcheck source=lib/common.sh
-    . "$ROOT/scripts/lib/common.sh"
-    # shellcheck source=lib/cluster.sh
-    . "$ROOT/scripts/lib/cluster.sh"
-    # shellcheck source=lib/ownership.sh
-    . "$ROOT/scripts/lib/ownership.sh"
-    lock_create() {
-      [ ! -e "$OUT/lock" ] || { echo 'Error from server (AlreadyExists): configmaps "liveness-lab-run-lock" already exists' >&2; return 1; }
-      { echo resourceVersion=1; printf '%s\n' "$@"; } >"$OUT/lock"
-    }
-    lock_read() { [ -e "$OUT/lock" ] && cat "$OUT/lock"; }
-    lock_replace() {
-      local rv=$1
-      shift
-      [ "$(sed -n 's/^resourceVersion=//p' "$OUT/lock")" = "$rv" ] || { echo "Conflict" >&2; return 1; }
-      { echo "resourceVersion=$((rv + 1))"; printf '%s\n' "$@"; } >"$OUT/lock"
-    }
-    lock_delete() { rm -f "$OUT/lock"; }
-    unset LIVENESS_LAB_LOCK_TOKEN
-    "$@"
-  )
-}
-
-# held_by KEY=VALUE...: a lock another run holds: these fields, defaults for the rest (the first of a
-# key is the one read).
-held_by() {
-  { echo resourceVersion=7; printf '%s\n' "$@" owner=alice@laptop host=laptop pid=4242 script=demo.sh \
-    "command=scripts/demo.sh --hold 60" clone=/home/alice/liveness-lab started=1 "expires=$(($(date +%s) + 600))" token=theirs; } >"$OUT/lock"
-}
-
-claim_and_release() {
-  claim_cluster demo.sh 600 && grep -qx "token=$LIVENESS_LAB_LOCK_TOKEN" "$OUT/lock" && grep -qx "pid=$$" "$OUT/lock" &&
-    grep -qx "script=demo.sh" "$OUT/lock" && release_cluster && [ ! -e "$OUT/lock" ]
-}
-
-lock_free_is_taken_and_given_back() { rm -f "$OUT/lock" && owner_lib claim_and_release; }
-
-# A run still going (here on another machine, not expired) refuses a second one, naming it and the fix.
-lock_held_is_refused() {
-  local rc=0
-  held_by
-  owner_lib claim_cluster demo.sh 600 2>"$OUT/e" || rc=$?
-  cat "$OUT/e"
-  [ "$rc" = 1 ] && grep -q "error: another scripted run holds the cluster: alice@laptop (pid 4242 on laptop, clone /home/alice/liveness-lab)" "$OUT/e" &&
-    grep -q "scripts/demo.sh --hold 60" "$OUT/e" && grep -q "fix: wait for it to end" "$OUT/e" &&
-    grep -q "delete configmap liveness-lab-run-lock" "$OUT/e" && grep -qx token=theirs "$OUT/lock"
-}
-
-# A holder on this host whose pid still runs its script is alive; when the pid is gone, or is another
-# program, its lock is stale and taken over (said so).
-lock_of_a_live_pid_on_this_host_is_refused() {
-  local holder rc=0
-  sleep 60 &
-  holder=$!
-  held_by "host=$(uname -n)" "pid=$holder" script=sleep
-  owner_lib claim_cluster demo.sh 600 2>"$OUT/e" || rc=$?
-  kill "$holder"
-  cat "$OUT/e"
-  [ "$rc" = 1 ] && grep -q "another scripted run holds the cluster" "$OUT/e"
-}
-
-lock_of_a_gone_pid_is_taken_over() {
-  local gone
-  sleep 0 &
-  gone=$!
-  wait "$gone"
-  held_by "host=$(uname -n)" "pid=$gone"
-  owner_lib claim_and_release 2>"$OUT/e" || { cat "$OUT/e"; return 1; }
-  cat "$OUT/e"
-  grep -q "warning: took over a stale cluster lock (pid $gone is gone from this host): alice@laptop" "$OUT/e"
-}
-
-lock_past_its_expiry_is_taken_over() {
-  held_by expires=1000
-  owner_lib claim_and_release 2>"$OUT/e" || { cat "$OUT/e"; return 1; }
-  cat "$OUT/e"
-  grep -q "took over a stale cluster lock (its run would have ended by 1970-01-01 00:16:40 UTC)" "$OUT/e"
-}
-
-# A parent run's children (LIVENESS_LAB_LOCK_TOKEN = the lock's token) run under its lock and leave it;
-# a token that is not the lock's is refused.
-child_runs_under_its_parent() {
-  held_by token=parent-token
-  owner_lib bash_child parent-token 2>"$OUT/e" && cat "$OUT/e" && grep -q "running under its lock" "$OUT/e" &&
-    grep -qx token=parent-token "$OUT/lock" || return 1
-  ! owner_lib bash_child another-token 2>"$OUT/e" && cat "$OUT/e" &&
-    grep -q "LIVENESS_LAB_LOCK_TOKEN is set, but the cluster's lock is not that run's (holder: alice@laptop" "$OUT/e" &&
-    grep -q "unset LIVENESS_LAB_LOCK_TOKEN" "$OUT/e"
-}
-bash_child() { LIVENESS_LAB_LOCK_TOKEN=$1 claim_cluster demo.sh 600 && [ "$LL_LOCK_OWNED" = 0 ] && release_cluster; }
-
-# stub_locust STATE: a stand-in for the in-cluster web UI on 127.0.0.1 (its workers report a state of
-# their own, as Locust's do), which stops its swarm on POST /stop; sets LIVENESS_LAB_LOCUST_UI.
-stub_locust() {
-  local port
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  python3 - "$port" "$1" >"$OUT/locust-stub.log" 2>&1 <<'PY' &
-import json, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-state = {"state": sys.argv[2]}
-class UI(BaseHTTPRequestHandler):
-    def reply(self, body):
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-    def do_GET(self):
-        if self.path != "/stats/requests":
-            return self.send_error(404)
-        users = 40 if state["state"] == "running" else 0
-        self.reply({"state": state["state"], "user_count": users, "workers": [{"id": "w", "state": "ready"}]})
-    def do_POST(self):
-        if self.path != "/stop":
-            return self.send_error(404)
-        state["state"] = "stopped"
-        self.reply({"success": True, "message": "Test stopped"})
-HTTPServer(("127.0.0.1", int(sys.argv[1])), UI).serve_forever()
-PY
-  STUB_PID=$!
-  export LIVENESS_LAB_LOCUST_UI=http://127.0.0.1:$port
-  local _
-  for _ in $(seq 50); do curl -s -o /dev/null "$LIVENESS_LAB_LOCUST_UI/stats/requests" && return 0; sleep 0.1; done
-  echo "the stand-in Locust did not start"
-  return 1
-}
-
-swarm_is_refused_with_the_stop_command() {
-  local rc=0
-  stub_locust running || return 1
-  owner_lib ensure_no_swarm 0 2>"$OUT/e" || rc=$?
-  curl -s "$LIVENESS_LAB_LOCUST_UI/stats/requests" >"$OUT/state"
-  kill "$STUB_PID"
-  cat "$OUT/e"
-  [ "$rc" = 1 ] && grep -q "error: the in-cluster Locust is swarming the variants (running, 40 users)" "$OUT/e" &&
-    grep -qF "fix: stop it: curl -X POST $LIVENESS_LAB_LOCUST_UI/stop" "$OUT/e" && grep -q '"state": "running"' "$OUT/state"
-}
-
-swarm_is_stopped_and_said() {
-  stub_locust running || return 1
-  owner_lib ensure_no_swarm 1 2>"$OUT/e" || { kill "$STUB_PID"; cat "$OUT/e"; return 1; }
-  curl -s "$LIVENESS_LAB_LOCUST_UI/stats/requests" >"$OUT/state"
-  kill "$STUB_PID"
-  cat "$OUT/e"
-  grep -q "the in-cluster Locust is swarming (running, 40 users): stopping it (POST $LIVENESS_LAB_LOCUST_UI/stop)" "$OUT/e" &&
-    grep -q "in-cluster Locust stopped (stopped)" "$OUT/e" && grep -q '"state": "stopped"' "$OUT/state"
-}
-
-no_locust_is_no_swarm() {
-  stub_locust ready || return 1
-  owner_lib ensure_no_swarm 0 2>"$OUT/e" || { kill "$STUB_PID"; cat "$OUT/e"; return 1; }
-  kill "$STUB_PID"
-  grep -q "in-cluster Locust: ready, not swarming" "$OUT/e" || { cat "$OUT/e"; return 1; }
-  # Nothing listening: the stand-in is gone.
-  owner_lib ensure_no_swarm 0 2>"$OUT/e" && cat "$OUT/e" && grep -q "no in-cluster Locust answers on $LIVENESS_LAB_LOCUST_UI" "$OUT/e"
-}
-
+# The scripted runs' wrappers: a usage error is exit 3 (never 1, a verdict), --help names the flags and
+# the exit codes. The lock and the swarm check are Python now: locust/tests/test_orchestration.py.
 demo_arguments() {
-  local rc=0
-  "$ROOT/scripts/demo.sh" --no-such-flag >"$OUT/o" 2>"$OUT/e" || rc=$?
-  cat "$OUT/e"
-  [ "$rc" = 1 ] && grep -q "error: unknown argument: --no-such-flag" "$OUT/e" && grep -q "fix: see" "$OUT/e" &&
-    "$ROOT/scripts/demo.sh" --help | grep -q -- "--no-stop-swarm"
+  local rc=0 script
+  for script in demo.sh lab.sh; do
+    rc=0
+    "$ROOT/scripts/$script" --no-such-flag >"$OUT/o" 2>"$OUT/e" || rc=$?
+    cat "$OUT/e"
+    [ "$rc" = 3 ] && grep -q "error: unknown argument: --no-such-flag" "$OUT/e" && grep -q "fix: see" "$OUT/e" || return 1
+    "$ROOT/scripts/$script" --help | grep -q "3 *usage or set-up error" || return 1
+  done
+  "$ROOT/scripts/demo.sh" --help | grep -q -- "--no-stop-swarm"
 }
 
 shellcheck_clean() {
@@ -467,16 +307,7 @@ check "which kind, helm and kubectl on PATH are used" compatibility_rule || true
 check "a missing tool is downloaded and its SHA-256 checked" download_verified || true
 check "laptop dry-run: registry path, no tool built with Go" laptop_plan || true
 check "off root Debian a failed registry check stops" no_silent_switch || true
-check "demo.sh: unknown argument, --no-stop-swarm in --help" demo_arguments || true
-check "cluster lock: free, taken and given back" lock_free_is_taken_and_given_back || true
-check "cluster lock: another run's, refused naming holder and fix" lock_held_is_refused || true
-check "cluster lock: held by a live pid on this host, refused" lock_of_a_live_pid_on_this_host_is_refused || true
-check "cluster lock: its pid gone, taken over" lock_of_a_gone_pid_is_taken_over || true
-check "cluster lock: past its expiry, taken over" lock_past_its_expiry_is_taken_over || true
-check "cluster lock: a child runs under its parent's token" child_runs_under_its_parent || true
-check "in-cluster swarm: --no-stop-swarm refuses, prints the stop" swarm_is_refused_with_the_stop_command || true
-check "in-cluster swarm: stopped, and said so" swarm_is_stopped_and_said || true
-check "in-cluster Locust idle or absent: no swarm" no_locust_is_no_swarm || true
+check "demo.sh, lab.sh: unknown argument exits 3, --help says the exit codes" demo_arguments || true
 check "shellcheck" shellcheck_clean || true
 
 checks_summary 0
