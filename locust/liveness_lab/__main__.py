@@ -20,6 +20,11 @@ def main(argv=None, environ=os.environ) -> int:
     prog = environ.get("LIVENESS_LAB_PROG")  # the wrapper's name, for --help and messages
     args = parse(argv, prog)
     from .console import LOG, setup
+    from .release import DEFAULT_CONTEXT, DEFAULT_NAMESPACE
+
+    # One cluster for every client of the run (the recorder's, the lock's, the Deployments' reader).
+    environ.setdefault("LIVENESS_LAB_KUBE_CONTEXT", DEFAULT_CONTEXT)
+    environ.setdefault("LIVENESS_LAB_NAMESPACE", DEFAULT_NAMESPACE)
 
     console = setup()
     signal.signal(signal.SIGTERM, _terminated)
