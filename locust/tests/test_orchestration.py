@@ -400,3 +400,40 @@ def test_the_latency_default_is_the_charts_everywhere():
     app_latency = ((app.get("demo") or {}).get("latency-ms"))
     assert service == chart == liveness_lab.DEFAULT_LATENCY_MS, f"chart latencyMs {chart}, DemoProperties {service}, DEFAULT_LATENCY_MS {liveness_lab.DEFAULT_LATENCY_MS}"
     assert app_latency in (None, chart) or str(app_latency).endswith(f":{chart}}}"), f"application.yaml demo.latency-ms is {app_latency}"
+
+
+# --- the run's pieces ---------------------------------------------------------------------------------
+
+
+def test_the_phase_follows_the_timetable():
+    o = demo_mod.DemoOptions(ramp=10, hold=30, quiet=20)
+    assert [demo_mod.phase_at(o, t) for t in (0, 9.9, 10, 39, 40, 44.9, 45, 64, 65)] == \
+        ["ramp", "ramp", "hold", "hold", "cool-down", "cool-down", "quiet", "quiet", "ending"]
+    assert demo_mod.max_run_seconds(o, 2, 300) == 65 + 120 + 600 + 300
+
+
+def test_restarts_so_far_count_from_the_first_snapshot(tmp_path):
+    rec = demo_mod.LiveRecorder.__new__(demo_mod.LiveRecorder)
+    rec.first, rec.restarts = {}, {}
+    rec.saw([{"name": "b1", "variant": "blocking", "restarts": 2}, {"name": "r1", "variant": "reactive", "restarts": 0}, {"name": "x", "variant": None, "restarts": 9}])
+    assert rec.restarts == {"blocking": 0, "reactive": 0}
+    rec.saw([{"name": "b1", "variant": "blocking", "restarts": 4}, {"name": "r1", "variant": "reactive", "restarts": 0}])
+    assert rec.restarts == {"blocking": 2, "reactive": 0}
+
+
+def test_the_lab_runs_each_scenarios_load_and_the_worst_outcome_wins(tmp_path):
+    from lab import catalogue, runner
+
+    s = next(x for x in catalogue.load_catalogue() if x.name == "baseline")
+    o = runner.demo_options(s, tmp_path)
+    assert (o.variants, o.users, o.hold, o.quiet, o.ramp, o.out) == (s.variants, s.load["users"], s.load["hold"], s.load["quiet"], s.load["ramp"], tmp_path)
+    assert o.latency_ms == s.load["latency_ms"]
+    assert runner.worst([0, 2, 0]) == exits.CANNOT_TELL and runner.worst([2, 1, 0]) == exits.NOT_HELD and runner.worst([0, 0]) == exits.HELD
+    assert runner.duration("10m") == 600 and runner.duration("90s") == 90
+
+
+def test_a_bad_scenario_choice_is_a_setup_error():
+    from lab import runner
+
+    with pytest.raises(exits.SetupError, match="no scenario nope"):
+        runner.Lab(runner.LabOptions(only=["nope"]), environ={}).choose()
