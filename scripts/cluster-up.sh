@@ -67,9 +67,30 @@ decide_mode() {
       *) die "LIVENESS_LAB_REGISTRY must be yes, no or auto (it is '$LIVENESS_LAB_REGISTRY')" ;;
     esac
   fi
+  [ "$MODE" = registry ] || refuse_airgap_elsewhere
   # Tools: downloaded where registries answer (download sites do too), built with Go where none does.
   if [ "$MODE" = registry ]; then LL_TOOL_DOWNLOADS=yes; else LL_TOOL_DOWNLOADS=no; fi
   export LL_TOOL_DOWNLOADS
+}
+
+# refuse_airgap_elsewhere: the no-registry path runs only as root on Debian-like Linux. It builds
+# Kubernetes and every image from source with Debian's tools (apt-get, debootstrap, gcc -static,
+# sha256sum) and may reconfigure this machine's dockerd; anywhere else it would fail half-way with a
+# message about a missing tool. Stop before anything is done, saying why and what to do instead.
+refuse_airgap_elsewhere() {
+  local os why
+  os=$(uname -s)
+  if [ "$os" != Linux ]; then
+    why="this is $os"
+  elif [ ! -r /etc/debian_version ] || ! command -v apt-get >/dev/null 2>&1; then
+    why="this Linux is not Debian-like (no /etc/debian_version and apt-get)"
+  elif [ "$(id -u)" != 0 ]; then
+    why="it must run as root (it installs Debian packages and may set Docker's runtime)"
+  else
+    return 0
+  fi
+  die "the no-registry path ($MODE_REASON) builds Kubernetes and every image from source with Debian's tools, as root on Debian-like Linux only; $why" \
+    "where Docker can pull images (a laptop with internet), run without --airgap and with LIVENESS_LAB_REGISTRY unset or =yes: the official images are pulled; otherwise run it on a Debian or Ubuntu machine as root"
 }
 
 node_image() { if [ "$MODE" = registry ]; then echo "$KIND_NODE_IMAGE"; else local_node_image; fi; }
@@ -133,7 +154,7 @@ EOF
 EOF
 }
 
-# What the cluster, the four variants and Locust need from the Docker machine (README, "On a laptop").
+# What the cluster, the four variants and Locust need from the Docker machine (docs/laptop.md, "What you need").
 LL_MIN_CPUS=2
 LL_MIN_MEMORY_MIB=4096
 # check_docker_resources: warn when the Docker machine is smaller than the demo needs.
@@ -180,6 +201,7 @@ prepare_images() {
   else
     ensure_go
     ensure_static_cc
+    ensure_pkg jq jq # the node tree's containerd spec (airgap.sh); this path is root on Debian
   fi
   # Debian trees (network and disk bound) in the background while Go compiles (CPU bound).
   (
@@ -272,7 +294,6 @@ main() {
   decide_kubectl
   print_plan >&2
   resolve_tools
-  ensure_pkg jq jq
   prepare_images
   if kubectl_deferred; then ensure_kubectl; fi
   create_cluster "$(node_image)" "$MODE"

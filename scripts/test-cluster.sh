@@ -134,7 +134,7 @@ in_tools_lib() {
   )
 }
 
-# The rule for using the user's own tools (README, "On a laptop"), one case per line: NAME VERSION ok|no.
+# The rule for using the user's own tools (docs/laptop.md, "kind, helm and kubectl"), one case per line: NAME VERSION ok|no.
 compatibility_rule() {
   local name version want got fails=0
   while read -r name version want; do

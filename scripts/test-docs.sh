@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Keeps the READMEs honest: every script they name exists and answers --help, every option they show
+# Keeps the READMEs and docs/*.md honest: every script they name exists and answers --help, every option they show
 # for a script is one its --help lists, every LIVENESS_LAB_* setting they name is read by the code, and
 # every `--set` they show is a value the chart accepts.
 # Run by `scripts/test.sh docs`. No cluster needed.
@@ -18,7 +18,7 @@ case ${1:-} in
   *) die "unknown argument '$1'" "scripts/test-docs.sh takes none (see --help)" ;;
 esac
 
-DOCS=("$LL_ROOT/README.md" "$LL_ROOT/chart/README.md" "$LL_ROOT/locust/README.md")
+DOCS=("$LL_ROOT/README.md" "$LL_ROOT/chart/README.md" "$LL_ROOT/locust/README.md" "$LL_ROOT"/docs/*.md)
 PASSED=0
 FAILED=0
 ok() { PASSED=$((PASSED + 1)); printf 'ok    %s\n' "$*"; }

@@ -8,7 +8,8 @@
 # tree with an empty cache and a PATH without Go, kind, helm, kubectl or a JDK, so every image must be
 # pulled, every tool downloaded and the jar built inside Docker; a second scripts/cluster-up.sh must
 # restart no pod. Linux, root, Docker Engine on this machine (dockerd is reloaded with SIGHUP for the
-# mirror setting, never restarted). What this proves and what it does not: README.md, "On a laptop".
+# mirror setting, never restarted). What this proves and what it does not: docs/laptop.md,
+# "What the simulation proves and does not prove".
 #
 # Usage: scripts/test-registry.sh [--keep] [--no-e2e] [--down] [--purge] [--help]
 #   --keep     leave the cluster, the registry, the file server and the mirror setting up afterwards

@@ -6,7 +6,7 @@
 # Usage: scripts/test.sh [SUITE...]
 #   SUITE: lint | docs | service | chart | cluster | locust | e2e | registry | all (default: all)
 #     lint     shellcheck of every script
-#     docs     the READMEs' scripts, options and --set values exist (scripts/test-docs.sh)
+#     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/test-docs.sh)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm lint, template, schema, kube-linter (scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, no cluster (scripts/test-cluster.sh)

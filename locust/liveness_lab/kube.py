@@ -73,6 +73,10 @@ class Kube:
         self._api = client.CoreV1Api(client.ApiClient(cfg))
         return self._api
 
+    def api_client(self):
+        """The connected client's ApiClient (report.clock asks the API server for its Date)."""
+        return self._connect().api_client
+
     def _call(self, what, fn, **kwargs):
         api = self._connect()
         try:

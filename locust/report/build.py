@@ -245,6 +245,10 @@ def build(folder) -> Verdict:
     data = load_run(folder)
     result = judge(data)
     run = data.run
+    if result.clocks and (result.clocks.start or result.clocks.end) and "clock" not in run:
+        # run.json keeps what the run measured of the clocks (the recorder took the samples).
+        run["clock"] = result.clocks.to_json()
+        (folder / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     images = {}
     for v, a in result.analyses.items():
         path = folder / f"{v}.png"

@@ -14,9 +14,14 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
   with the pod's restart count (a restarted container counts from 0 again); a pod that did not answer
   (a saturated blocking pod often does not) is listed under ``missed`` with the reason. A thread of its
   own, so a pod that keeps the scrape waiting does not delay the pod snapshots;
-- ``cpu``: the machine's CPU busy fraction from /proc/stat (kind's node shares this kernel), and
+- ``cpu``: the CPU busy fraction of the machine Docker runs the pods' kind node on, every second, from
+  ``/proc/stat`` read inside the node container (``docker exec``): its kernel is that machine's, this
+  Linux host with Docker Engine, Docker Desktop's VM on macOS (whose CPUs are not the Mac's), so the
+  starvation check looks at the machine the pods run on, never the host's own ``/proc``; and
   ``throttle``: CFS throttling per pod from the kubelet's cAdvisor metrics, when the API allows
   ``nodes/proxy`` (an admin kubeconfig does; the in-cluster Role does not, and the report says so);
+- ``clock``: at the start and at the end, the cluster's clock against the host's (``report.clock``),
+  so the report judges every time in one clock;
 - ``error``: the API did not answer (the run goes on; the report counts the gaps).
 
 Stops after ``--duration`` seconds or on SIGTERM/SIGINT, whichever comes first.
@@ -26,12 +31,15 @@ import argparse
 import json
 import re
 import signal
+import subprocess
 import sys
 import threading
 import time
 
 from liveness_lab.kube import Kube, KubeUnavailable, event_record, pod_record
 from liveness_lab.variants import SERVICE_PORT
+
+from . import clock
 
 THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
 _METRIC = re.compile(r'^(\w+)\{([^}]*)\}\s+([0-9.eE+-]+)')
@@ -43,15 +51,60 @@ SERVED_METRIC, IN_FLIGHT_METRIC = "demo_work_latency_seconds_count", "demo_reque
 METRICS_TIMEOUT_S = 2.0
 
 
-def cpu_times(path="/proc/stat"):
-    """(busy, total) jiffies of all CPUs, or None off Linux."""
-    try:
-        with open(path, encoding="ascii") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-    except (OSError, ValueError):
+def cpu_times(line: str):
+    """(busy, total) jiffies of all CPUs from /proc/stat's first line ("cpu  user nice system idle
+    iowait ..."), or None when it is not one."""
+    fields = line.split()
+    if not fields or fields[0] != "cpu":
         return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    return sum(fields) - idle, sum(fields)
+    try:
+        numbers = [int(x) for x in fields[1:]]
+    except ValueError:
+        return None
+    idle = numbers[3] + (numbers[4] if len(numbers) > 4 else 0)
+    return sum(numbers) - idle, sum(numbers)
+
+
+# Inside the node container: /proc/stat's first line once a second, for as long as the pipe is read.
+NODE_CPU_LOOP = "while :; do head -n 1 /proc/stat; sleep 1; done"
+
+
+def kind_node_container(node: str, docker: str = "docker") -> bool:
+    """NODE is a kind node container that the local Docker CLI reaches (kind labels its nodes)."""
+    try:
+        out = subprocess.run([docker, "inspect", "--format", '{{index .Config.Labels "io.x-k8s.kind.cluster"}}', node],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and out.stdout.strip() not in ("", "<no value>")
+
+
+class MachineCpu:
+    """The Docker machine's CPU busy fraction, from /proc/stat inside a kind node container, one sample a
+    second, handed to ON_SAMPLE(busy) from a thread of its own."""
+
+    def __init__(self, node: str, on_sample, docker: str = "docker"):
+        self.node, self.on_sample = node, on_sample
+        self.proc = subprocess.Popen([docker, "exec", node, "sh", "-c", NODE_CPU_LOOP],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        before = None
+        for line in self.proc.stdout:
+            now = cpu_times(line)
+            if now and before and now[1] > before[1]:
+                self.on_sample((now[0] - before[0]) / (now[1] - before[1]))
+            before = now or before
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.thread.join(timeout=5)
 
 
 def parse_throttle(text: str, namespace: str) -> dict:
@@ -94,6 +147,7 @@ class Recorder:
         self.metrics_kube, self.metrics_every = metrics_kube, metrics_every
         self.seen_events = set()
         self.node = None
+        self.machine_cpu = None
         self.throttle_ok = True
         self.stopped = False
         self._lock = threading.Lock()
@@ -155,12 +209,33 @@ class Recorder:
             return
         self.write("throttle", pods=parse_throttle(text, self.kube.namespace))
 
+    def clock(self, when: str):
+        """The cluster's clock against the host's (report.clock), as a `clock` record."""
+        try:
+            api_client = self.kube.api_client()
+            sample = clock.measure(clock.api_server_second(api_client))
+        except Exception as e:  # no answer, no Date header: the report says the clocks were not compared
+            self.write("error", what="clock", message=f"{when}: {type(e).__name__}: {e}")
+            return
+        self.write("clock", when=when, sample=sample.to_json())
+
+    def start_machine_cpu(self):
+        """The Docker machine's CPU, once the pods' node is known; said once when it cannot be read."""
+        if self.machine_cpu is not None or not self.node:
+            return
+        if not kind_node_container(self.node):
+            self.machine_cpu = False
+            self.write("error", what="cpu", message=f"node {self.node} is not a kind node container this Docker reaches: the machine's CPU is not sampled")
+            return
+        source = f"/proc/stat of the Docker machine, read in kind node {self.node}"
+        self.machine_cpu = MachineCpu(self.node, lambda busy: self.write("cpu", busy=round(busy, 3), source=source))
+
     def run(self, duration):
         started = time.time()
         last_events = last_throttle = 0.0
-        cpu_before = cpu_times()
         # "metrics": this timeline samples the service's own counters (a run recorded before did not).
         self.write("start", namespace=self.kube.namespace, metrics=self.metrics_kube is not None)
+        self.clock("start")
         sampler = None
         if self.metrics_kube is not None:
             sampler = threading.Thread(target=self.metrics_loop, args=(started + duration,), daemon=True)
@@ -177,10 +252,7 @@ class Recorder:
                     last_throttle = tick
             except KubeUnavailable as e:
                 self.write("error", what="api", message=str(e))
-            cpu_now = cpu_times()
-            if cpu_before and cpu_now and cpu_now[1] - cpu_before[1] >= 50:  # >= ~0.25 s of jiffies: no noise
-                self.write("cpu", busy=round((cpu_now[0] - cpu_before[0]) / (cpu_now[1] - cpu_before[1]), 3))
-                cpu_before = cpu_now
+            self.start_machine_cpu()
             time.sleep(max(0.0, self.every - (time.time() - tick)))
         # A last look, so restarts that happened in the final second are counted.
         try:
@@ -190,6 +262,9 @@ class Recorder:
             self.write("error", what="api", message=str(e))
         if sampler is not None:
             sampler.join(timeout=3 * METRICS_TIMEOUT_S + 10)
+        if self.machine_cpu:
+            self.machine_cpu.stop()
+        self.clock("end")
         self.write("stop")
 
 

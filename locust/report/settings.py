@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from liveness_lab.probes import probe_settings
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
-# Reactor Netty's event-loop count, when the JVM is told one (FACTS.md: otherwise max(CPUs, 4)).
+# Reactor Netty's event-loop count, when the JVM is told one (otherwise max(CPUs, 4): docs/sources.md,
+# "Reactor Netty event loops").
 _IO_WORKERS = re.compile(r"-Dreactor\.netty\.ioWorkerCount=(\d+)")
 # Event timestamps are whole seconds; a restart's own time comes from the container's finishedAt.
 CLOCK_SLACK_S = 2.0
@@ -145,7 +146,7 @@ class KillWindow:
 def kill_window(probe: ProbeSettings, event_loops: int | None, run: dict) -> KillWindow:
     """The window of the first liveness kill, in seconds after the load start.
 
-    FACTS.md, kubelet probes: once the event loops are saturated, the kubelet decides the kill between
+    docs/sources.md, "Kubelet probes": once the event loops are saturated, the kubelet decides the kill between
     (F-1)*P + T and F*P + T later (F failureThreshold, P periodSeconds, T timeoutSeconds of the liveness
     probe): where in its period the probe clock stands when saturation comes is unknown, hence the width P.
     Saturation is timed from the load start, not from the first failed probe: that failure is already T

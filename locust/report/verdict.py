@@ -18,18 +18,24 @@ timeline recorded before the recorder read the counts gets a note instead.
 
 The first kill is timed against run.json's probe settings (settings.kill_window: the window and its
 slack); a run recorded before run.json held them gets no timing check, and the report says so.
+
+Every time is judged on the host's clock: the recorder measures the cluster's clock against it at the
+start and the end (report.clock), and the times the cluster stamped (events, a container's finishedAt)
+are moved by that offset first. When the offset moved by more than the slack during the run (Docker
+Desktop's VM after the Mac slept), no time can be trusted: INCONCLUSIVE, naming the offsets.
 """
 
 import csv
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from liveness_lab import DEFAULT_LATENCY_MS
 from liveness_lab.kube import is_liveness_failure, is_liveness_kill
 from liveness_lab.variants import VARIANTS, request_name
 
+from . import clock
 from .settings import CLOCK_SLACK_S, KillWindow, VariantSettings, kill_window, run_settings
 
 # CPU starvation hints: the machine this busy during the hold, or the reactive pods throttled this often.
@@ -623,11 +629,13 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
     notes, warnings = [], []
     if busy:
         mean, peak = sum(busy) / len(busy), max(busy)
-        notes.append(f"machine CPU busy during the hold: mean {mean:.0%}, peak {peak:.0%} ({len(busy)} samples, /proc/stat)")
+        source = next((r.get("source") for r in timeline if r["kind"] == "cpu" and r.get("source")), "/proc/stat")
+        notes.append(f"machine CPU busy during the hold: mean {mean:.0%}, peak {peak:.0%} ({len(busy)} samples, {source})")
         if mean >= BUSY_WARN:
             warnings.append(f"the machine's CPU was {mean:.0%} busy on average during the hold")
     else:
-        notes.append("machine CPU: no samples")
+        why = next((r["message"] for r in timeline if r["kind"] == "error" and r.get("what") == "cpu"), None)
+        notes.append(f"machine CPU: no samples{f' ({why})' if why else ''}")
     throttled = {}
     if len(throttles) >= 2:
         throttled = throttled_share(throttles)
@@ -663,6 +671,7 @@ class Verdict:
     # Served vs offered per variant; empty for a timeline recorded before the recorder read the counts.
     loads: dict[str, ServedLoad] = field(default_factory=dict)
     load_notes: list[str] = field(default_factory=list)
+    clocks: clock.ClockCheck | None = None
 
     @property
     def exit_code(self) -> int:
@@ -683,6 +692,7 @@ class Verdict:
             "killWindows": {v: {"fromS": w.low, "toS": w.high, "earliestS": w.earliest_s, "latestS": w.latest_s} for v, w in self.kill_windows.items()},
             "variants": {v: a.to_json() for v, a in self.analyses.items()},
             "load": {"notes": self.load_notes, "variants": {v: x.to_json() for v, x in self.loads.items()}},
+            "clock": self.clocks.to_json() if self.clocks else None,
         }
 
 
@@ -700,6 +710,8 @@ def disturbances(analyses: dict[str, VariantAnalysis], api_errors: int) -> list[
 
 def judge(data: RunData) -> Verdict:
     """Analyses per chosen variant, the checks, the CPU check and the verdict."""
+    clocks = clock.check(data.timeline, CLOCK_SLACK_S)
+    data = replace(data, timeline=clock.to_host_clock(data.timeline, clocks.offset))
     run = data.run
     phases = run_phases(run)
     settings = run_settings(run) or {}
@@ -715,6 +727,12 @@ def judge(data: RunData) -> Verdict:
     windows = {v: w for v, a in analyses.items() if (w := variant_kill_window(a, run))}
     api_errors = sum(1 for r in data.timeline if r["kind"] == "error" and r.get("what") == "api")
     disturbed = disturbances(analyses, api_errors)
+    if clocks.start or clocks.end:
+        notes.append(clocks.describe())
+    if not clocks.steady:
+        disturbed.append(f"the cluster's clock moved {clocks.drift:.1f} s against the host's during the run "
+                         f"(start {clocks.start.offset:+.1f} s, end {clocks.end.offset:+.1f} s; more than the {clocks.slack:.0f} s slack): "
+                         "no event can be placed on the run's timetable (Docker Desktop's VM clock drifts after the machine sleeps)")
     loads, load_notes = {}, []
     if records_metrics(data.timeline):
         users = int(run["users_per_variant"])
@@ -743,4 +761,5 @@ def judge(data: RunData) -> Verdict:
         kill_windows=windows,
         loads=loads,
         load_notes=load_notes,
+        clocks=clocks,
     )

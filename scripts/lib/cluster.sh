@@ -136,10 +136,16 @@ load_image() {
 # helm_flags: where the release lives.
 helm_flags() { echo --namespace "$LL_NAMESPACE" --kube-context "$LL_KUBE_CONTEXT"; }
 
-# release_status: the release's status (deployed, failed, ...), or nothing.
-release_status() {
+# release_exists: helm has a release of this name in the namespace, in whatever state.
+release_exists() {
   # shellcheck disable=SC2046 # helm_flags is meant to split into words
-  helm status "$LL_RELEASE" $(helm_flags) -o json 2>/dev/null | jq -r .info.status
+  helm status "$LL_RELEASE" $(helm_flags) >/dev/null 2>&1
+}
+
+# release_deployed: the release's latest revision is deployed (helm's own status filter: no output to parse).
+release_deployed() {
+  # shellcheck disable=SC2046
+  [ -n "$(helm list $(helm_flags) --deployed --short --filter "^$LL_RELEASE\$")" ]
 }
 
 # chart_images KUBERNETES-VERSION: every image the chart's manifests name, once each.
@@ -149,21 +155,23 @@ chart_images() {
     sed -n 's/^[[:space:]-]*image:[[:space:]]*"\{0,1\}\([^" ]*\)"\{0,1\}[[:space:]]*$/\1/p' | sort -u
 }
 
-# release_ever_deployed: some revision of the release reached "deployed" (it may have been superseded since).
+# release_ever_deployed: some revision of the release reached "deployed" (it may have been superseded
+# since). Helm keeps each revision in a Secret labelled owner=helm, name=<release>, status=<status> (its
+# storage format since Helm 3, and Helm 4's): the API server's label selector answers, nothing is parsed.
 release_ever_deployed() {
-  # shellcheck disable=SC2046
-  helm history "$LL_RELEASE" $(helm_flags) -o json 2>/dev/null |
-    jq -e 'any(.[]; .status == "deployed" or .status == "superseded")' >/dev/null
+  [ -n "$(kube -n "$LL_NAMESPACE" get secrets -o name \
+    -l "owner=helm,name=$LL_RELEASE,status in (deployed,superseded)" 2>/dev/null)" ]
 }
 
-# release_up_to_date: the deployed release is what the chart renders now (a dry-run upgrade renders
-# against the cluster, as the real one would, and changes nothing).
+# release_up_to_date: the deployed release is what the chart renders now. Helm stores the manifest it
+# applied (without hooks); `helm template` renders the same text from the same chart and values: the
+# chart reads nothing from the cluster (its one `lookup` is in NOTES.txt) and no release counter.
 release_up_to_date() {
   local deployed planned
-  [ "$(release_status)" = deployed ] || return 1
+  release_deployed || return 1
   # shellcheck disable=SC2046
   deployed=$(helm get manifest "$LL_RELEASE" $(helm_flags)) &&
-    planned=$(helm upgrade "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) --dry-run=server -o json | jq -r .manifest) &&
+    planned=$(helm template "$LL_RELEASE" "$LL_ROOT/chart" --namespace "$LL_NAMESPACE" --is-upgrade --skip-tests) &&
     [ "$deployed" = "$planned" ]
 }
 
@@ -181,9 +189,8 @@ label_namespace() {
 install_chart() {
   local existed=0 selector=app.kubernetes.io/instance=$LL_RELEASE timeout=${LIVENESS_LAB_HELM_TIMEOUT:-10m}
   ensure_helm
-  ensure_pkg jq jq
   step label-namespace label_namespace
-  [ -z "$(release_status)" ] || existed=1
+  ! release_exists || existed=1
   if [ "$existed" = 1 ] && ! release_ever_deployed; then
     # A first install that failed half-way leaves a release that 'helm upgrade' cannot repair.
     # shellcheck disable=SC2046

@@ -102,7 +102,8 @@ locust_lock_problems() {
     function pin(line,    name, version) {
       sub(/[ \t]*\\$/, "", line); sub(/[ \t]*;.*/, "", line)
       if (line !~ /^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^]]*\])?==[^ =]+$/) return ""
-      name = line; sub(/[[=].*/, "", name)
+      # Two subs, not sub(/[[=].*/): BWK awk (macOS) reads "[=" in a bracket as an equivalence class.
+      name = line; sub(/=.*/, "", name); sub(/\[.*/, "", name)
       version = line; sub(/.*==/, "", version)
       return norm(name) " " version
     }
