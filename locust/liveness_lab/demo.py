@@ -242,14 +242,14 @@ class Demo:
 
     def read_release(self) -> rel.ReleaseDefaults:
         """The release's defaults; the cluster brought up first (scripts/cluster-up.sh) when its API does not
-        answer or the release deploys none of the variants wanted."""
-        wanted = self.opts.variants
+        answer or the release deploys no variant (a variant the release leaves out is the user's to
+        enable: resolve_plan says how)."""
         defaults = None
         try:
             defaults = rel.defaults_from_deployments(self._api().deployments())
         except (rel.ApiUnavailable, SetupError) as e:
             LOG.info("the cluster does not answer (%s)", e)
-        if defaults is not None and defaults.variants and (not wanted or all(v in defaults.variants for v in wanted)):
+        if defaults is not None and defaults.variants:
             LOG.info("cluster up, variants deployed: %s", " ".join(defaults.variants))
             return defaults
         LOG.info("cluster or variants not there: running scripts/cluster-up.sh")
