@@ -7,10 +7,8 @@ import copy
 import json
 import re
 import shutil
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
 
 import pytest
 import yaml
