@@ -12,6 +12,7 @@ variant.
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -277,9 +278,11 @@ class Demo:
                     f"the release has not settled after {ready_wait} s: {'; '.join(problems)}",
                     f"kubectl --context {api.context} -n {api.namespace} get pods; kubectl ... describe pods (or raise LIVENESS_LAB_READY_WAIT)",
                 )
-            if problems != said:
+            # Said again when what is wrong changes, not when a pod has settled a second longer.
+            gist = [re.sub(r"Ready for \d+ s only", "Ready for a while only", p) for p in problems]
+            if gist != said:
                 LOG.info("waiting for the release as it now is: %s", "; ".join(problems))
-                said = problems
+                said = gist
             time.sleep(2)
 
     def prepare(self, plan: Plan) -> None:

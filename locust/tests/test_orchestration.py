@@ -132,7 +132,8 @@ def test_a_live_pid_on_this_host_running_its_run_is_refused():
 def test_a_gone_pid_is_taken_over_by_a_replace_at_the_version_read(messages):
     api = FakeCoreV1(held(host="here"))
     c, _ = claim(api, command_of=lambda pid: None)
-    assert ("replace", "4711") in api.calls and api.stored["data"]["token"] == c.token and c.owned
+    read_version = recorded("lock-configmap.json")["metadata"]["resourceVersion"]
+    assert ("replace", read_version) in api.calls and api.stored["data"]["token"] == c.token and c.owned
     assert "took over a stale cluster lock (pid 4242 is gone from this host): alice@laptop (pid 4242 on laptop" not in messages.text
     assert "took over a stale cluster lock (pid 4242 is gone from this host): alice@laptop (pid 4242 on here" in messages.text
 
@@ -154,7 +155,7 @@ def test_two_runs_that_find_it_stale_cannot_both_win():
 
     def someone_else_takes_it(fake):
         fake.stored = held(token="theirs", host="elsewhere")
-        fake.stored["metadata"]["resourceVersion"] = "4712"
+        fake.stored["metadata"]["resourceVersion"] = str(int(fake.stored["metadata"]["resourceVersion"]) + 1)
 
     api.before_replace = someone_else_takes_it
     with pytest.raises(exits.SetupError, match="another scripted run holds the cluster"):
@@ -435,3 +436,18 @@ def test_a_bad_scenario_choice_is_a_setup_error():
 
     with pytest.raises(exits.SetupError, match="no scenario nope"):
         runner.Lab(runner.LabOptions(only=["nope"]), environ={}).choose()
+
+
+def test_right_after_a_recorded_upgrade_the_release_says_500_ms_and_is_not_settled():
+    """As recorded right after `helm upgrade --reuse-values --set latencyMs=500 --wait` returned."""
+    deps, pods = recorded("deployments-after-upgrade.json"), recorded("pods-after-upgrade.json")
+    defaults = release.defaults_from_deployments(deps)
+    assert defaults.variants == ["blocking", "reactive"] and defaults.latency_of(defaults.variants) == 500
+    problems = release.settle_problems(deps, pods, defaults.variants, release.parse_time("2026-11-24T15:08:10Z"), 20)
+    assert [p for p in problems if "still terminating" in p] == [
+        "blocking: pod(s) still terminating: liveness-lab-blocking-55b84d964-ncq9m",
+        "reactive: pod(s) still terminating: liveness-lab-reactive-64b6b58bb8-26rm9"]
+    assert any("Ready for 4 s only" in p for p in problems)
+    # The old pods gone and the new ones Ready for 20 s: settled.
+    pods["items"] = [p for p in pods["items"] if not p["metadata"].get("deletionTimestamp")]
+    assert release.settle_problems(deps, pods, defaults.variants, release.parse_time("2026-11-24T15:08:30Z"), 20) == []
