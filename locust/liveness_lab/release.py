@@ -106,7 +106,7 @@ def settle_problems(deployments: dict, pods: dict, variants: list[str], now: flo
                 continue
             since = parse_time(ready.get("lastTransitionTime"))
             if since is not None and now - since < settle_s:
-                problems.append(f"{v}: pod {p['metadata']['name']} Ready for {now - since:.0f} s only (settling: {settle_s:.0f} s)")
+                problems.append(f"{v}: pod {p['metadata']['name']} Ready for {int(now - since)} s only (settling: {settle_s:.0f} s)")
     return problems
 
 
