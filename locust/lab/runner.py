@@ -144,6 +144,8 @@ class Lab:
             tail = "\n".join((folder / "demo.log").read_text().splitlines()[-10:]) if (folder / "demo.log").is_file() else ""
             raise SetupError(f"{scenario.name}: the scripted demo recorded no run (log: {folder / 'demo.log'})\n{tail}")
         t2 = time.time()
+        # The demo's own wait for a settled release is preparation too: the run starts with the load.
+        t1 = max(t1, float(json.loads((folder / "run.json").read_text()).get("locust_started") or t1))
         result = judge.judge_scenario(scenario, folder)
         judge.write(result, folder)
         text = [f"{scenario.name}: {result.outcome}"] + [f"  {x.text()}" for x in result.lines] + [f"  cannot tell: {w}" for w in result.why_cannot_tell]
