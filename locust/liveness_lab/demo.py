@@ -359,10 +359,11 @@ class Demo:
         o = self.opts
         progress = task = None
         if self.console is not None and self.console.is_terminal:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+            from rich.progress import BarColumn, Progress, TextColumn
 
+            # The time left from the timetable, not rich's estimate: the run ends when its phases do.
             progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), TextColumn("{task.fields[left]} left"),
-                                TimeRemainingColumn(), TextColumn("restarts: {task.fields[restarts]}"), console=self.console, transient=True)
+                                TextColumn("restarts: {task.fields[restarts]}"), console=self.console, transient=True)
             task = progress.add_task("ramp", total=o.total_s, left="", restarts=self.restarts_text(plan))
             progress.start()
         phase = None
