@@ -66,11 +66,13 @@ def test_a_run_right_after_a_latency_change_runs_at_the_new_latency_and_passes(u
     assert proc.returncode != exits.SETUP, f"the run could not start: {proc.stderr.strip().splitlines()[-3:]}"
     run = json.loads((out / "run.json").read_text())
     assert run["latency_ms"] == LATENCY_MS and run["latency_source"] == "release", run
-    assert all(s["env"].get("DEMO_LATENCY_MS") == str(LATENCY_MS) for s in run["settings"].values()), run["settings"]
+    variants = run["variants"].split(",")
+    assert {v: run["settings"][v]["env"].get("DEMO_LATENCY_MS") for v in variants} == {v: str(LATENCY_MS) for v in variants}
     verdict = json.loads((out / "verdict.json").read_text())
     assert not verdict["disturbances"], verdict["disturbances"]
     # Only the pods of the new ReplicaSets served the load: one pod per replica in every snapshot.
     pods_seen = {v: a["pods"] for v, a in verdict["variants"].items()}
     print(f"pods seen: {pods_seen}; {time.time() - started:.0f} s")
     assert all(len(pods) == run["settings"][v]["replicas"] for v, pods in pods_seen.items()), pods_seen
+    assert all(run["release_latency_ms"][v] == LATENCY_MS for v in variants), run["release_latency_ms"]
     assert proc.returncode == exits.PASS, f"verdict {verdict['verdict']}: {[c for c in verdict['checks'] if not c['ok']]}; cpu {verdict['cpu']}"
