@@ -451,3 +451,82 @@ def test_right_after_a_recorded_upgrade_the_release_says_500_ms_and_is_not_settl
     # The old pods gone and the new ones Ready for 20 s: settled.
     pods["items"] = [p for p in pods["items"] if not p["metadata"].get("deletionTimestamp")]
     assert release.settle_problems(deps, pods, defaults.variants, release.parse_time("2026-11-24T15:08:30Z"), 20) == []
+
+
+# --- however a run ends, the lock is given back (and the lab's release restored) ------------------------
+
+
+class FakeCluster:
+    """ClusterApi's surface over recorded Deployments and a FakeCoreV1 lock store."""
+
+    context, namespace, release = "kind-liveness-lab", "liveness-lab", "liveness-lab"
+
+    def __init__(self):
+        self.core = FakeCoreV1()
+        self.restarted = []
+
+    def deployments(self):
+        return recorded("deployments-after-upgrade.json")
+
+    def pods(self):
+        return {"items": []}
+
+    def delete_pods(self, names):
+        pass
+
+    def restart_deployment(self, name):
+        self.restarted.append(name)
+
+
+def test_an_interrupted_demo_gives_the_lock_back(monkeypatch, tmp_path):
+    cluster = FakeCluster()
+    environ = {}
+
+    def interrupted(ui, stop):
+        assert cluster.core.stored is not None  # the lock is held here
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(demo_mod, "ensure_no_swarm", interrupted)
+    d = demo_mod.Demo(demo_mod.DemoOptions(out=tmp_path / "run"), environ=environ, api=cluster)
+    with pytest.raises(KeyboardInterrupt):
+        d.run()
+    assert cluster.core.stored is None and lock.TOKEN_ENV not in environ
+
+
+class FakeHelm:
+    def __init__(self):
+        self.calls, self.rev = [], 7
+
+    def revision(self):
+        return self.rev
+
+    def values_yaml(self):
+        return "{}"
+
+    def run(self, *args, log=None, timeout=None):
+        self.calls.append(args[0] if args[0] != "rollback" else f"rollback {args[2]}")
+        if args[0] == "upgrade":
+            self.rev += 1
+        return ""
+
+
+def test_a_lab_stopped_mid_scenario_restores_the_release_and_gives_the_lock_back(monkeypatch, tmp_path):
+    from lab import runner
+
+    cluster, helm = FakeCluster(), FakeHelm()
+    lab = runner.Lab(runner.LabOptions(only=["baseline"], out=str(tmp_path / "lab")), environ={})
+
+    def connect():
+        lab.api, lab.helm = cluster, helm
+
+    monkeypatch.setattr(lab, "connect", connect)
+
+    class Interrupted(demo_mod.Demo):
+        def run(self):
+            assert self.environ[lock.TOKEN_ENV] == cluster.core.stored["data"]["token"]  # the demo runs under the lab's lock
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "Demo", Interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        lab.run()
+    assert helm.calls == ["upgrade", "rollback 7"] and cluster.core.stored is None
