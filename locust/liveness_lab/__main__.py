@@ -49,6 +49,9 @@ def main(argv=None, environ=os.environ) -> int:
     except Terminated:
         LOG.warning("terminated")
         return TERMINATED
+    except Exception as e:  # a bug, or something nobody foresaw: never a verdict (1 is FAIL)
+        LOG.error("the run broke: %s: %s (the traceback is in the run's log file)\n  fix: report it with that log", type(e).__name__, e, exc_info=True)
+        return SETUP
 
 
 if __name__ == "__main__":

@@ -387,6 +387,9 @@ class Demo:
     def report(self, plan: Plan) -> int:
         from report.build import build
 
+        if not (plan.out / "locust_stats_history.csv").is_file():
+            log = (plan.out / "locust.log").read_text(errors="replace").splitlines()[-8:] if (plan.out / "locust.log").is_file() else []
+            raise SetupError("Locust recorded no stats: " + " | ".join(line.strip() for line in log), f"see {plan.out / 'locust.log'}")
         result = build(plan.out)
         if self.print_summary:
             print((plan.out / "summary.md").read_text(), flush=True)

@@ -5,7 +5,8 @@ users type for them, ``scripts/demo.sh`` and ``scripts/lab.sh``.
     1  demo: FAIL                  lab: a prediction did not hold
     2  demo: INCONCLUSIVE          lab: a run could not tell (and none failed)
     3  usage or set-up error: a bad flag, no cluster, a variant not deployed, the cluster held by another
-       run, a release that does not settle; nothing was measured
+       run, a release that does not settle, Locust recording nothing; nothing was judged (also when the
+       run broke on a bug: the traceback is in its log file)
     130, 143  interrupted (Ctrl-C, SIGTERM); the cluster lock is given back (and the lab's release
        restored) first
 

@@ -530,3 +530,19 @@ def test_a_lab_stopped_mid_scenario_restores_the_release_and_gives_the_lock_back
     with pytest.raises(KeyboardInterrupt):
         lab.run()
     assert helm.calls == ["upgrade", "rollback 7"] and cluster.core.stored is None
+
+
+def test_a_run_that_breaks_is_never_a_verdict(monkeypatch, capsys):
+    def broken(opts, console, environ):
+        raise KeyError("locust_started")
+
+    monkeypatch.setattr(demo_mod, "run_demo", broken)
+    assert cli_main.main(["demo"], environ={}) == exits.SETUP
+    assert "error: the run broke: KeyError" in capsys.readouterr().err
+
+
+def test_no_stats_from_locust_is_a_setup_error(tmp_path):
+    (tmp_path / "locust.log").write_text("$ locust ...\nError: unknown User class(es): NopeUser\n")
+    d = demo_mod.Demo(demo_mod.DemoOptions(), print_summary=False)
+    with pytest.raises(exits.SetupError, match="Locust recorded no stats: .*NopeUser"):
+        d.report(demo_mod.Plan(["blocking"], 1000, "release", tmp_path))
