@@ -1,4 +1,5 @@
-"""Swarms liveness-lab's service variants: one FastHttpUser class per variant, and a Pods tab in the web UI.
+"""Swarms liveness-lab's service variants: one FastHttpUser class per variant, and the Pods and Live tabs in
+the web UI.
 
 The classes are built from the variant table (``liveness_lab/variants.py`` reads it): ``<Variant>User``,
 e.g. ``BlockingUser`` and ``ReactiveUser``.
@@ -27,17 +28,28 @@ Environment only:
     LIVENESS_LAB_REQUEST_TIMEOUT_S=10   a request waiting longer counts as failed (a blocked pod queues them)
     LIVENESS_LAB_SHAPE=demo             use liveness_lab.shape.DemoShape (ramp, hold, cool-down, quiet)
     LIVENESS_LAB_PODS_TAB=on|off        the Pods tab (liveness_lab/pods_tab.py)
+    LIVENESS_LAB_LIVE_REFRESH=2         seconds between the Live tab's samples (liveness_lab/live_view.py)
+    LOCUST_BUILD_PATH=<webui/dist>      the web UI bundle with the Live tab, when built (see below)
 """
 
 import os
+from pathlib import Path
 
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab import DEFAULT_LATENCY_MS, pods_tab, variants
+from liveness_lab import DEFAULT_LATENCY_MS, live_view, pods_tab, variants
 
 if os.environ.get("LIVENESS_LAB_SHAPE") == "demo":
     # Only imported on request: a shape class in the module would replace the web UI's users/rate form.
     from liveness_lab.shape import DemoShape  # noqa: F401
+
+# The web UI with the Live tab: Locust's own UI from its locust-ui library plus our tab, built into
+# webui/dist/ (in the image by its Dockerfile; on the host by scripts/build-webui.sh). Locust serves it
+# when --build-path / LOCUST_BUILD_PATH names it; set here before Locust reads its options, so that
+# `locust -f locustfile.py` shows the Live tab whenever the bundle is built, and the stock UI when not.
+WEBUI_BUILD = Path(__file__).resolve().parent / "webui" / "dist"
+if (WEBUI_BUILD / "index.html").is_file():
+    os.environ.setdefault("LOCUST_BUILD_PATH", str(WEBUI_BUILD))
 
 # Longer than the service's usual latency, far shorter than Locust's 60 s default, so a blocked pod shows
 # up as failures within the run instead of as requests that never end.
@@ -57,9 +69,9 @@ def _options(parser):
 
 
 @events.init.add_listener
-def _pods_tab(environment, **_kwargs):
-    # Master or local runner only: workers have no web UI.
-    pods_tab.install(environment)
+def _tabs(environment, **_kwargs):
+    # Master or local runner only: workers have no web UI. The Live tab reads the Pods tab's poller.
+    live_view.install(environment, pods_tab.install(environment))
 
 
 class VariantUser(FastHttpUser):

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the image liveness-lab/locust:<tag> from locust/Dockerfile: the locustfile, the Pods tab and the
-# report modules on a Python base, with exactly the packages of locust/requirements.lock in /opt/venv.
-# Skips the build when the image already holds the current locust/ sources built on the same base.
+# Builds the image liveness-lab/locust:<tag> from locust/Dockerfile: the locustfile, the Pods and Live tabs
+# (the web UI bundle, locust/webui/) and the report modules on a Python base, with exactly the packages
+# of locust/requirements.lock in /opt/venv. Skips the build when the image already holds the current
+# locust/ sources built on the same base. The web UI bundle is built in the Dockerfile's Node stage on
+# NODE_IMAGE (scripts/versions.env) when that image is here or can be pulled; otherwise on this machine
+# first (scripts/build-webui.sh: Node.js NODE_MIN_VERSION or newer, npm registry), and copied in.
 #
 # Usage: scripts/build-locust-image.sh [--base IMAGE] [--offline-wheels] [--force]
 #   --base IMAGE      base image (default: $BASE_IMAGE, else LOCUST_BASE_IMAGE from scripts/versions.env;
@@ -15,6 +18,8 @@ set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
 # shellcheck source=lib/venv.sh
 . "$LL_ROOT/scripts/lib/venv.sh"
+# shellcheck source=lib/webui.sh
+. "$LL_ROOT/scripts/lib/webui.sh"
 
 base=${BASE_IMAGE:-$LOCUST_BASE_IMAGE}
 offline=
@@ -35,7 +40,7 @@ locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" >&2
   die "$LOCUST_LOCK does not match $LOCUST_REQUIREMENTS (above)" \
     "regenerate it: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'"
 
-need_cmd docker "install Docker (scripts/cluster-up.sh does it on Debian as root)"
+need_cmd docker "install Docker: Docker Desktop on macOS (https://docs.docker.com/desktop/), Docker Engine on Linux (scripts/cluster-up.sh installs it on Debian as root)"
 if ! docker image inspect "$base" >/dev/null 2>&1; then
   log "pulling base image $base"
   docker pull "$base" >/dev/null 2>&1 ||
@@ -53,6 +58,15 @@ if [ -z "$force" ] && [ "$built" = "$sources" ]; then
   exit 0
 fi
 
+# The Node stage needs NODE_IMAGE; where no registry answers, the host builds the bundle and the stage
+# runs on the base image (already here) only to check it.
+webui=(--build-arg "NODE_IMAGE=$NODE_IMAGE")
+if ! docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 && ! docker pull "$NODE_IMAGE" >/dev/null 2>&1; then
+  log "$NODE_IMAGE cannot be pulled: building the web UI bundle on this machine"
+  step locust-webui build_locust_webui
+  webui=(--build-arg "NODE_IMAGE=$base" --build-arg WEBUI_PREBUILT=1)
+fi
+
 wheels=()
 if [ -n "$offline" ]; then
   step locust-wheels prepare_locust_wheels "$base"
@@ -62,6 +76,6 @@ fi
 # them identical builds give identical digests. The legacy builder (Docker 20.10, no buildx) ignores it.
 export BUILDX_NO_DEFAULT_ATTESTATIONS=1
 # --label on the command line: the legacy builder takes it as the final layer, after every cached one.
-step docker-build-locust docker build --build-arg "BASE_IMAGE=$base" ${wheels[@]+"${wheels[@]}"} \
+step docker-build-locust docker build --build-arg "BASE_IMAGE=$base" "${webui[@]}" ${wheels[@]+"${wheels[@]}"} \
   --label "io.livenesslab.sources=$sources" -t "$image" "$LL_ROOT/locust"
 log "built $image onto $base ($(docker image inspect --format '{{.Size}}' "$image" | awk '{ printf "%d MB", $1 / 1000000 }'))"

@@ -28,7 +28,7 @@ done
 image=$SERVICE_IMAGE:$SERVICE_VERSION
 check_service_version || exit 1
 
-need_cmd docker "install Docker (scripts/cluster-up.sh does it on Debian as root)"
+need_cmd docker "install Docker: Docker Desktop on macOS (https://docs.docker.com/desktop/), Docker Engine on Linux (scripts/cluster-up.sh installs it on Debian as root)"
 
 # require_image ROLE IMAGE LOCAL-IMAGE OPTION: IMAGE is here or can be pulled, else stop with the fix.
 require_image() {

@@ -55,7 +55,10 @@ purge() {
     } | sort -u)
     # shellcheck disable=SC2086 # one argument per image
     [ -z "$images" ] || docker image rm $images >/dev/null
-    log "removed local images: $(echo "$images" | wc -w)"
+    # An array's length, not wc: BSD wc pads its count with spaces.
+    local removed=()
+    [ -z "$images" ] || mapfile -t removed <<<"$images"
+    log "removed local images: ${#removed[@]}"
   fi
   rm -rf "$LL_CACHE" "$LL_TOOLS"
   log "removed $LL_CACHE and $LL_TOOLS"

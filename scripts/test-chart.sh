@@ -5,11 +5,16 @@
 #   scripts/test-chart.sh            static checks, no cluster needed
 #   scripts/test-chart.sh --cluster  on-cluster checks of the installed release (after scripts/cluster-up.sh)
 #
-# Static checks: the chart's versions against scripts/versions.env and its nodePorts against
-# kind-config.yaml; `helm lint --strict`; `helm template` with each chart/ci/*-values.yaml plus
-# assertions on what it renders; kube-linter on every rendering (no findings; exceptions justified in
-# chart/.kube-linter.yaml); a table of bad values, each of which `helm template` must refuse with a
-# message naming the field; chart/README.md's parameter table against values.yaml. On the cluster: a server-side dry-run of the rendered chart, the namespace's Pod Security
+# Static checks, each with the chart ecosystem's own tool where one exists: helm-unittest runs the suites
+# in chart/tests/ (what each template renders for given values, NOTES.txt, and every refused value with
+# the message naming its field); chart-testing's `ct lint` (yamllint, the Chart.yaml schema, `helm lint
+# --strict` with each chart/ci/*-values.yaml); kube-linter on the rendering of every ci/ file (no
+# findings; exceptions justified in chart/.kube-linter.yaml); helm-docs regenerates chart/README.md's
+# parameter table into a copy, which must equal the committed one. Small shell checks tie the chart to
+# files outside it: versions.env, kind-config.yaml and the service's Mode.java and HttpCheck.java. One
+# more renders two releases into two namespaces and checks they cannot collide in one cluster
+# (scripts/libexec/release_collisions.py), and that it catches each kind of collision planted.
+# On the cluster: a server-side dry-run of the rendered chart, the namespace's Pod Security
 # label and a dry-run of it against the running pods, every Deployment rolled out, and `helm test`.
 # Ends with "N passed, N failed"; exits 1 when anything failed.
 #
@@ -32,57 +37,11 @@ TEST_TIMEOUT=${LIVENESS_LAB_HELM_TEST_TIMEOUT:-5m}
 # Each check's output goes to its own log, shown when it fails (scripts/lib/checks.sh).
 CHECK_LOGS=$LL_LOGS/chart
 
-# Bad values, one a line: `--set` arguments | text the error must contain. Most are refused by
-# values.schema.json (message "at '/path': ..."); the rest by the `fail` checks in templates/_validate.tpl
-# (liveness-lab.validate), for what JSON Schema cannot express: comparisons between two fields and
-# uniqueness across the variants' map.
-BAD_VALUES=$(
-  cat <<'EOF'
-variants.blocking.mode=sleepy                             | variants.blocking.mode (sleepy) is not a mode of the service image: one of blocking, reactive,
-probes.liveness.periodSeconds=0                           | at '/probes/liveness/periodSeconds': minimum: got 0, want 1
-probes.readiness.timeoutSeconds=-1                        | at '/probes/readiness/timeoutSeconds': minimum: got -1, want 1
-probes.startup.failureThreshold=0                         | at '/probes/startup/failureThreshold': minimum: got 0, want 1
-variants.reactive.probes.liveness.periodSeconds=-5        | at '/variants/reactive/probes/liveness/periodSeconds': minimum: got -5, want 1
-probes.liveness.timeoutSeconds=5                          | probes.liveness.timeoutSeconds (5) must be below probes.liveness.periodSeconds (5)
-probes.startup.timeoutSeconds=3                           | probes.startup.timeoutSeconds (3) must be below probes.startup.periodSeconds (2)
-variants.blocking.probes.readiness.periodSeconds=1        | variants.blocking.probes.readiness.timeoutSeconds (1) must be below variants.blocking.probes.readiness.periodSeconds (1), after merging over the shared probes
-variants.blocking.nodePort=29999                          | at '/variants/blocking/nodePort': minimum: got 29,999, want 30,000
-variants.virtual.nodePort=32768                           | at '/variants/virtual/nodePort': maximum: got 32,768, want 32,767
-variants.reactive.nodePort=30080                          | variants.reactive.nodePort (30080) is already used by variants.blocking.nodePort
-allVariants=true,variants.virtual.nodePort=30082          | variants.virtual.nodePort (30082) is already used by variants.offloaded.nodePort
-locust.enabled=true,locust.nodePort=30081                 | locust.nodePort (30081) is already used by variants.reactive.nodePort
-variants.blocking.replicas=-1                             | at '/variants/blocking/replicas': minimum: got -1, want 0
-probes.target=sidecar                                     | at '/probes/target': value must be one of 'main', 'management'
-probes.managementPort=8080                                | probes.managementPort (8080) must differ from the HTTP port 8080
-probes.liveness.period=5                                  | at '/probes/liveness': additional properties 'period' not allowed
-variants.blocking.probes.liveness.type=exec              | at '/variants/blocking/probes/liveness/type': value must be one of 'httpGet', 'tcpSocket'
-probes.readiness.type=tcpSocket                           | at '/probes/readiness': additional properties 'type' not allowed
-image.tag=latest                                          | image.tag is "latest": pin a version
-shutdown.terminationGracePeriodSeconds=10                 | shutdown.terminationGracePeriodSeconds (10) must exceed shutdown.preStopSleepSeconds (10) + shutdown.drainSeconds (5) + latencyMs (1 s) = 16
-shutdown.drainSeconds=30                                  | shutdown.terminationGracePeriodSeconds (40) must exceed shutdown.preStopSleepSeconds (10) + shutdown.drainSeconds (30) + latencyMs (1 s) = 41
-latencyMs=30001                                           | shutdown.terminationGracePeriodSeconds (40) must exceed shutdown.preStopSleepSeconds (10) + shutdown.drainSeconds (5) + latencyMs (31 s) = 46
-shutdown.drainSeconds=-1                                  | at '/shutdown/drainSeconds': minimum: got -1, want 0
-variants.Slow_One.enabled=true,variants.Slow_One.mode=reactive,variants.Slow_One.replicas=1,variants.Slow_One.nodePort=30090 | variants.Slow_One: a variant name must be a lowercase DNS label
-latencyMaxMs=0                                            | at '/latencyMaxMs': minimum: got 0, want 1
-latencyMs=60001                                           | latencyMs (60001) must not exceed latencyMaxMs (60000)
-latencyMaxMs=500                                          | latencyMs (1000) must not exceed latencyMaxMs (500)
-replicas=-1                                               | at '/replicas': minimum: got -1, want 0
-variants.extra.enabled=true,variants.extra.mode=reactive  | at '/variants/extra': missing property 'nodePort'
-variants.reactive.probes.managementPort=8080              | variants.reactive.probes.managementPort (8080) must differ from the HTTP port 8080
-EOF
-)
-
-# build_kube_linter DIR: kube-linter KUBE_LINTER_VERSION into DIR, built inside its own module with
-# its go.mod and go.sum, the exact dependency set of the release (see versions.env for why not
-# `go install golang.stackrox.io/kube-linter/...`).
+# build_kube_linter DIR: kube-linter KUBE_LINTER_VERSION into DIR, built inside its own module (see
+# versions.env for why not `go install golang.stackrox.io/kube-linter/...`).
 build_kube_linter() {
-  local src
-  src=$(go mod download -json "$KUBE_LINTER_SOURCE_MODULE@$KUBE_LINTER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -n "$src" ] || die "could not download $KUBE_LINTER_SOURCE_MODULE@$KUBE_LINTER_VERSION from the Go module proxy" \
-    "check 'go env GOPROXY' and the network, or put kube-linter $KUBE_LINTER_VERSION at $LL_CACHE/kube-linter-$KUBE_LINTER_VERSION/bin/"
-  env -C "$src" CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X golang.stackrox.io/kube-linter/internal/version.version=$KUBE_LINTER_VERSION" \
-    -o "$1/kube-linter" ./cmd/kube-linter
+  go_build_in_module "$1/kube-linter" "$KUBE_LINTER_SOURCE_MODULE" "$KUBE_LINTER_VERSION" ./cmd/kube-linter \
+    "-X golang.stackrox.io/kube-linter/internal/version.version=$KUBE_LINTER_VERSION"
 }
 
 # ensure_kube_linter: kube-linter KUBE_LINTER_VERSION, cached under $LL_CACHE and linked into .tools/bin.
@@ -92,16 +51,24 @@ ensure_kube_linter() {
     die "kube-linter on PATH is not $KUBE_LINTER_VERSION" "remove $LL_TOOLS/bin/kube-linter and run again"
 }
 
-# ensure_python_yaml: python3 with PyYAML, for the render assertions and the README table check.
-ensure_python_yaml() {
-  need_cmd python3 "install python3 (Debian: apt-get install python3)"
-  python3 -c 'import yaml' 2>/dev/null && return 0
-  log "installing python3-yaml"
-  apt_install python3-yaml || die "PyYAML is missing" "apt-get install python3-yaml, or pip install pyyaml"
+# ensure_ct_python: the Python tools `ct lint` calls (Yamale, yamllint) at their pinned versions, in a
+# venv under $LL_CACHE, first on PATH.
+ensure_ct_python() {
+  local venv=$LL_CACHE/ct-python-yamale-$YAMALE_VERSION-yamllint-$YAMLLINT_VERSION
+  if [ ! -x "$venv/bin/yamale" ] || [ ! -x "$venv/bin/yamllint" ]; then
+    need_cmd python3 "install python3 (Debian: apt-get install python3)"
+    python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$venv"; } ||
+      die "could not make a Python venv for ct lint" "apt-get install python3-venv"
+    step ct-python "$venv/bin/pip" install --disable-pip-version-check "yamale==$YAMALE_VERSION" "yamllint==$YAMLLINT_VERSION"
+  fi
+  PATH=$venv/bin:$PATH
 }
 
-# chart_checks CHECK ARGS...: one of the checks that read YAML, in scripts/libexec/chart_checks.py.
-chart_checks() { python3 "$LL_ROOT/scripts/libexec/chart_checks.py" "$@"; }
+# helm_unittest ARGS...: helm-unittest as the Helm plugin it is, from its cache folder (tools.sh), so the
+# user's own Helm plugins are neither used nor changed.
+helm_unittest() {
+  HELM_PLUGINS=$(dirname "$(resolve_link "$LL_TOOLS/bin/helm-unittest")")/../plugins helm unittest "$@"
+}
 
 # render NAME VALUES-FILE: helm template into $RENDERED/NAME.yaml, for the pinned Kubernetes version.
 render() {
@@ -111,119 +78,164 @@ render() {
 
 # --- static checks ---
 
-# versions: the image and appVersion the chart pins are the ones in versions.env.
-check_versions() {
-  chart_checks versions "$CHART" "$SERVICE_IMAGE" "$SERVICE_VERSION"
+# helm-unittest: every suite in chart/tests/ (what they cover: chart/README.md, "Tests"). Its summary is
+# also printed as "summary:" lines, which scripts/test.sh shows.
+check_unittest() {
+  helm_unittest --strict "$CHART"
 }
 
-# kind_ports: every nodePort in values.yaml (variants, Locust) is mapped to the host by kind-config.yaml.
-check_kind_ports() {
-  chart_checks kind-ports "$CHART/values.yaml" "$LL_ROOT/kind-config.yaml"
+# ct-lint: yamllint and Yamale on Chart.yaml and the values files, then `helm lint --strict` with each
+# chart/ci/*-values.yaml, for the pinned Kubernetes version. Offline: --charts names the chart, so no
+# git remote is asked which charts changed; no version-increment check (no target branch to compare
+# with), no maintainer check (it asks GitHub whether each maintainer is an account).
+check_ct_lint() {
+  local etc
+  etc=$(dirname "$(resolve_link "$LL_TOOLS/bin/ct")")/../etc
+  (cd "$LL_ROOT" && CT_CONFIG_DIR=$etc ct lint --charts chart --validate-maintainers=false --check-version-increment=false \
+    --helm-lint-extra-args "--strict --namespace $NAMESPACE --kube-version $KUBERNETES_VERSION")
 }
 
-check_lint() {
-  local values
-  helm lint --strict "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBERNETES_VERSION"
-  for values in "$CHART"/ci/*-values.yaml; do
-    helm lint --strict "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBERNETES_VERSION" --values "$values"
-  done
-}
-
-# render_and_assert VALUES-FILE: renders one ci/ file and checks what came out: the expected objects,
-# restricted pods, probes, environment and ports (printed as the resource list).
-render_and_assert() {
-  local name
-  name=$(basename "$1" -values.yaml)
-  render "$name" "$1"
-  chart_checks render --chart "$CHART" --release "$RELEASE" --namespace "$NAMESPACE" --scenario "$name" \
-    --image "$SERVICE_IMAGE:$SERVICE_VERSION" --locust-image "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" "$1" "$RENDERED/$name.yaml"
-}
-
+# kube-linter: the rendering of every chart/ci/*-values.yaml.
 check_kube_linter() {
+  local values
+  # `|| return 1`: check() runs this in a `|| true` list, where errexit does not apply.
+  for values in "$CHART"/ci/*-values.yaml; do render "$(basename "$values" -values.yaml)" "$values" || return 1; done
   kube-linter version
   kube-linter lint --config "$CHART/.kube-linter.yaml" "$RENDERED"
 }
 
-# bad_values: every row of BAD_VALUES is refused, with its message.
-check_bad_values() {
-  local set_args expected output failures=0
-  while IFS='|' read -r set_args expected; do
-    set_args=$(echo "$set_args" | xargs)
-    expected=$(echo "$expected" | sed 's/^ *//; s/ *$//')
-    if output=$(helm template "$RELEASE" "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBERNETES_VERSION" \
-      --set "$set_args" 2>&1 >/dev/null); then
-      echo "ACCEPTED  --set $set_args (want it refused with: $expected)"
-      failures=$((failures + 1))
-    elif ! grep -qF -- "$expected" <<<"$output"; then
-      echo "WRONG MESSAGE  --set $set_args"
-      echo "  want: $expected"
-      echo "  got:  $output"
-      failures=$((failures + 1))
-    else
-      printf 'refused  %-60s %s\n' "$set_args" "$(grep -F -- "$expected" <<<"$output" | head -n 1 | sed 's/^Error: execution error at ([^)]*): //; s/^- //')"
-    fi
-  done <<<"$BAD_VALUES"
-  [ "$failures" = 0 ]
-}
-
-# readme_table: chart/README.md's `| Parameter | Default | Description |` table against values.yaml and
-# values.schema.json (scripts/libexec/chart_checks.py readme-table says how).
-check_readme_table() {
-  chart_checks readme-table "$CHART"
-}
-
-# render_notes [helm flags]: NOTES.txt as `helm install` prints it, with no cluster. Helm 3's
-# `install --dry-run=client` still asks the API server for its version (helm/helm#13144, fixed in Helm 4)
-# and `helm template` leaves NOTES.txt out, so a copy of the chart renders it as a named template inside
-# a one-key YAML document.
-render_notes() {
-  local copy
-  copy=$(mktemp -d "$RENDERED/notes.XXXXXX")
+# helm-docs: the committed chart/README.md is what helm-docs makes of README.md.gotmpl, values.yaml and
+# values.schema.json (a copy is regenerated and compared). The template fails on a key without a
+# `# --` comment; helm-docs then only logs a warning, so its log is read too.
+check_helm_docs() {
+  local copy=$RENDERED/helm-docs/chart output
+  mkdir -p "$copy"
   cp -R "$CHART/." "$copy"
-  {
-    printf '{{- define "liveness-lab.notes-under-test" }}'
-    cat "$CHART/templates/NOTES.txt"
-    printf '{{- end }}\nnotes: {{ include "liveness-lab.notes-under-test" . | toJson }}\n'
-  } >"$copy/templates/notes-under-test.yaml"
-  rm "$copy/templates/NOTES.txt"
-  helm template "$RELEASE" "$copy" --namespace "$NAMESPACE" --show-only templates/notes-under-test.yaml "$@" |
-    python3 -c 'import sys, yaml; print(yaml.safe_load(sys.stdin)["notes"])'
+  helm-docs --version
+  output=$(helm-docs --chart-search-root "$copy" --template-files README.md.gotmpl --sort-values-order file 2>&1)
+  printf '%s\n' "$output"
+  if grep -qE 'level=(warning|error|fatal)' <<<"$output"; then return 1; fi
+  diff -u "$CHART/README.md" "$copy/README.md" ||
+    { echo "chart/README.md is not what helm-docs generates: run helm-docs (the command above, on chart/) and commit the result"; return 1; }
 }
 
-# notes: NOTES.txt gives each variant its own liveness settings and restart window, its overrides
-# merged: a variant with a 10 s period is restarted 21-31 s after it blocks, the others 11-16 s.
-check_notes() {
-  local notes
-  notes=$(render_notes --set variants.reactive.probes.liveness.periodSeconds=10 --set variants.reactive.probes.target=management)
-  printf '%s\n' "$notes"
-  grep -Eq '^  blocking +main port, every 5 s, timeout 1 s, 3 failures: restarted 11-16 s after it blocks$' <<<"$notes"
-  grep -Eq '^  reactive +management port, every 10 s, timeout 1 s, 3 failures: restarted 21-31 s after it blocks$' <<<"$notes"
+# versions: the service and Locust images the chart renders, and its appVersion, are scripts/versions.env's.
+check_versions() {
+  local out want
+  out=$(helm template "$RELEASE" "$CHART" --set locust.enabled=true \
+    --show-only templates/deployment.yaml --show-only templates/locust-master-deployment.yaml | sed -n 's/^ *image: //p' | sort -u)
+  want=$(printf '%s\n' "$SERVICE_IMAGE:$SERVICE_VERSION" "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG" | sort)
+  echo "images: $(echo "$out" | tr '\n' ' ')"
+  [ "$out" = "$want" ] || { echo "want: $(echo "$want" | tr '\n' ' ') (scripts/versions.env)"; return 1; }
+  out=$(helm show chart "$CHART" | sed -n 's/^appVersion: "\{0,1\}\([^"]*\)"\{0,1\}$/\1/p')
+  echo "appVersion: $out"
+  [ "$out" = "$SERVICE_VERSION" ] || { echo "want appVersion $SERVICE_VERSION (SERVICE_VERSION)"; return 1; }
 }
 
-# modes: the service's modes (Mode.java) are values.yaml's serviceModes and the modes the variant table runs.
-check_modes() {
-  chart_checks modes "$CHART" "$LL_ROOT/service/src/main/java/io/livenesslab/service/Mode.java"
+# kind-ports: every nodePort the chart can render (every variant, Locust) is mapped by kind-config.yaml,
+# and every mapping listens on 127.0.0.1 only.
+check_kind_ports() {
+  local port mapped listen unmapped=0
+  mapped=$(sed -n 's/^ *- containerPort: \([0-9]*\).*/\1/p' "$LL_ROOT/kind-config.yaml")
+  listen=$(grep -c '^ *listenAddress: "127.0.0.1"$' "$LL_ROOT/kind-config.yaml" || true)
+  [ "$listen" = "$(echo "$mapped" | wc -l | tr -d ' ')" ] ||
+    { echo "kind-config.yaml: $listen of its port mappings listen on 127.0.0.1 only, want all"; unmapped=1; }
+  for port in $(helm template "$RELEASE" "$CHART" --set allVariants=true,locust.enabled=true \
+    --show-only templates/service.yaml --show-only templates/locust-ui-service.yaml | sed -n 's/^ *nodePort: //p'); do
+    if grep -qx "$port" <<<"$mapped"; then echo "nodePort $port: mapped"; else echo "nodePort $port: not in kind-config.yaml extraPortMappings"; unmapped=1; fi
+  done
+  [ "$unmapped" = 0 ]
+}
+
+# service: the service's modes (Mode.java's constants, lowercased) are values.yaml's serviceModes, which
+# the templates check each variant's mode against, and the modes the variant table runs; the class the
+# `helm test` pods run exists.
+check_service() {
+  local java=$LL_ROOT/service/src/main/java/io/livenesslab/service constants listed table
+  constants=$(sed -n 's/^\t\([A-Z][A-Z0-9_]*\)[(,;].*/\1/p' "$java/Mode.java" | tr '[:upper:]' '[:lower:]' | paste -sd, -)
+  listed=$(helm show values "$CHART" | sed -n 's/^serviceModes: \[\(.*\)\]$/\1/p' | tr -d ' ')
+  table=$(helm show values "$CHART" | sed -n 's/^    mode: //p' | sort | paste -sd, -)
+  echo "Mode.java: $constants; serviceModes: $listed; variant table: $table"
+  [ -n "$constants" ] && [ "$listed" = "$constants" ] &&
+    [ "$table" = "$(echo "$constants" | tr , '\n' | sort | paste -sd, -)" ] || return 1
+  helm template "$RELEASE" "$CHART" --show-only templates/tests/test-api-work.yaml | grep -q '^ *- io.livenesslab.service.HttpCheck$' ||
+    { echo "the helm test pods do not run io.livenesslab.service.HttpCheck"; return 1; }
+  [ -f "$java/HttpCheck.java" ] || { echo "the helm test pods run HttpCheck, but there is no $java/HttpCheck.java"; return 1; }
+}
+
+# render_release RELEASE FILE [HELM-ARGS...]: the chart as RELEASE in namespace ws-RELEASE into FILE.
+render_release() {
+  local release=$1 file=$2
+  shift 2
+  helm template "$release" "$CHART" --namespace "ws-$release" --kube-version "$KUBERNETES_VERSION" "$@" >"$file"
+}
+
+# collisions RELEASE-A FILE-A RELEASE-B FILE-B: scripts/libexec/release_collisions.py on two renderings
+# (its python3 is ct lint's venv's, which has PyYAML).
+collisions() {
+  python3 "$LL_ROOT/scripts/libexec/release_collisions.py" "$1" "ws-$1" "$2" "$3" "ws-$3" "$4"
+}
+
+# expect_collision WHAT PATTERN RELEASE-A FILE-A RELEASE-B FILE-B: the checker fails on a planted defect,
+# naming it (a finding matching PATTERN).
+expect_collision() {
+  local what=$1 pattern=$2 out
+  shift 2
+  if out=$(collisions "$@"); then echo "missed $what: $out"; return 1; fi
+  grep -E "$pattern" <<<"$out" >/dev/null || { echo "$what: no finding matches '$pattern': $out"; return 1; }
+  echo "planted $what: caught ($(grep -cE "$pattern" <<<"$out") finding(s))"
+}
+
+# two-releases: two releases in two namespaces of one cluster (a workshop's participants, docs/workshop.md)
+# do not collide: no shared cluster-scoped name, nothing namespaced outside its namespace, RBAC within
+# it, no shared nodePort (release_collisions.py says what each means). Rendered with the shared-cluster
+# values and every template on (all variants, the downstream, Locust and its RBAC, the managed Namespace,
+# the test pods). Then the checker must catch what it is for, each planted in otherwise clean renderings:
+# the fixed NodePorts of the kind defaults, one fullnameOverride for both, a ClusterRoleBinding, and an
+# object moved to another namespace.
+check_two_releases() {
+  # Each step says `|| return 1`: check() runs this in a `|| true` list, where errexit does not apply.
+  local shared=(--values "$CHART/ci/shared-cluster-values.yaml" --set allVariants=true,downstream.enabled=true,locust.enabled=true,namespace.manage=true)
+  local r
+  for r in alice bob; do render_release "$r" "$RENDERED/$r.yaml" "${shared[@]}" || return 1; done
+  collisions alice "$RENDERED/alice.yaml" bob "$RENDERED/bob.yaml" || return 1
+  for r in alice bob; do
+    render_release "$r" "$RENDERED/$r-nodeports.yaml" || return 1
+    render_release "$r" "$RENDERED/$r-fullname.yaml" "${shared[@]}" --set fullnameOverride=lab || return 1
+    { cat "$RENDERED/$r.yaml"; printf '%s\n' '---' 'apiVersion: rbac.authorization.k8s.io/v1' 'kind: ClusterRoleBinding' \
+      'metadata: {name: liveness-lab-locust}' 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}'; } \
+      >"$RENDERED/$r-clusterrbac.yaml"
+  done
+  sed 's/^  namespace: ws-bob$/  namespace: default/' "$RENDERED/bob.yaml" >"$RENDERED/bob-elsewhere.yaml"
+  expect_collision "NodePorts of the kind defaults" '^both: nodePort 30080$' \
+    alice "$RENDERED/alice-nodeports.yaml" bob "$RENDERED/bob-nodeports.yaml" || return 1
+  expect_collision "fullnameOverride=lab in both" "name does not start with the release name 'bob'" \
+    alice "$RENDERED/alice-fullname.yaml" bob "$RENDERED/bob-fullname.yaml" || return 1
+  expect_collision "a ClusterRoleBinding" '^both: cluster-scoped ClusterRoleBinding/liveness-lab-locust$' \
+    alice "$RENDERED/alice-clusterrbac.yaml" bob "$RENDERED/bob-clusterrbac.yaml" || return 1
+  expect_collision "objects in namespace default" "namespace 'default', not the release's 'ws-bob'" \
+    alice "$RENDERED/alice.yaml" bob "$RENDERED/bob-elsewhere.yaml"
 }
 
 static_checks() {
-  local values
   RENDERED=$(mktemp -d)
   trap 'rm -rf "$RENDERED"' EXIT
   ensure_helm
+  ensure_helm_unittest
+  ensure_helm_docs
+  ensure_ct
+  ensure_ct_python
   ensure_kube_linter
-  ensure_python_yaml
-  log "helm $(helm version --template '{{.Version}}'), kube-linter $KUBE_LINTER_VERSION, chart $CHART"
+  log "helm $(helm version --template '{{.Version}}'), helm-unittest $HELM_UNITTEST_VERSION, ct $CHART_TESTING_VERSION, helm-docs $HELM_DOCS_VERSION, kube-linter $KUBE_LINTER_VERSION, chart $CHART"
+  check helm-unittest check_unittest || true
+  sed -nE 's/^(Charts|Test Suites|Tests|Snapshot|Time): */summary: helm-unittest \1: /p' "$CHECK_LOGS/helm-unittest.log"
+  check ct-lint check_ct_lint || true
+  check kube-linter check_kube_linter || true
+  check helm-docs check_helm_docs || true
   check versions check_versions || true
   check kind-ports check_kind_ports || true
-  check helm-lint check_lint || true
-  for values in "$CHART"/ci/*-values.yaml; do
-    check "template-$(basename "$values" -values.yaml)" render_and_assert "$values" || true
-  done
-  check kube-linter check_kube_linter || true
-  check bad-values check_bad_values || true
-  check readme-table check_readme_table || true
-  check notes check_notes || true
-  check modes check_modes || true
+  check service check_service || true
+  check two-releases check_two_releases || true
 }
 
 # --- on-cluster checks (scripts/test-chart.sh --cluster) ---

@@ -12,9 +12,17 @@
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-. "$ROOT/scripts/lib/common.sh"; . "$ROOT/scripts/lib/checks.sh"
+. "$ROOT/scripts/lib/common.sh"; . "$ROOT/scripts/lib/checks.sh"; . "$ROOT/scripts/libexec/macos-userland.sh"
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
+
+# Everything below runs in macOS's userland as far as Debian can imitate it (BWK awk, BSD date, sed -i,
+# wc and paste, no timeout, nproc or sha256sum: scripts/libexec/macos-userland.sh), because the scripts
+# under test are the ones users run on their Macs.
+ensure_pkg original-awk original-awk
+make_userland "$OUT/macos-bin"
+PATH=$OUT/macos-bin:$(path_without_gnu_only "$PATH" "$OUT/macos-farm")
+export PATH
 # Each check's output goes to a log, shown when it fails.
 CHECK_LOGS=$OUT/logs
 
@@ -55,7 +63,7 @@ airgap_flag_wins() { plan yes --airgap >"$OUT/p" && grep -q "mode: *airgap (--ai
 
 # The automatic check must decide within its 20 s limit whatever the network does.
 auto_decides() {
-  timeout 60 "$ROOT/scripts/cluster-up.sh" --dry-run >"$OUT/p" && grep -E "mode: *(registry|airgap)" "$OUT/p"
+  ll_timeout 60 "$ROOT/scripts/cluster-up.sh" --dry-run >"$OUT/p" && grep -E "mode: *(registry|airgap)" "$OUT/p"
 }
 
 dry_run_changes_nothing() {
@@ -167,7 +175,7 @@ fake_release() {
   file=kind-$(uname -s | tr '[:upper:]' '[:lower:]')-amd64
   mkdir -p "$dir"
   printf '#!/bin/sh\necho "kind %s go1 linux/amd64"\n' "$2" >"$dir/$file"
-  (cd "$dir" && sha256sum "$file" >"$file.sha256sum")
+  (cd "$dir" && ll_sha256 "$file" >"$file.sha256sum")
 }
 
 # serve DIR: a file server for DIR on a free port of 127.0.0.1; sets SERVER_PID and SERVER_URL.
@@ -281,6 +289,44 @@ demo_arguments() {
   "$ROOT/scripts/demo.sh" --help | grep -q -- "--no-stop-swarm"
 }
 
+# macos_userland: the suite runs where macOS's awk would (BWK awk, which refuses the "[=" bracket GNU awk
+# took), without GNU's timeout and sha256sum, with BSD date's -r.
+macos_userland() {
+  awk -version 2>&1 | grep -q "awk version" || { echo "awk is not BWK awk: $(command -v awk)"; return 1; }
+  ! awk 'BEGIN { x = "a[b"; sub(/[[=].*/, "", x) }' 2>/dev/null || { echo "BWK awk accepted '[='"; return 1; }
+  local tool
+  for tool in timeout sha256sum nproc; do
+    if command -v "$tool" >/dev/null; then echo "GNU-only $tool on PATH: $(command -v "$tool")"; return 1; fi
+  done
+  [ "$(date -u -r 86400 +%Y-%m-%d)" = 1970-01-02 ] && ! date -d @0 >/dev/null 2>&1
+}
+
+# airgap_refused_off_debian: the no-registry path stops at once on macOS, saying why and what to do.
+airgap_refused_off_debian() {
+  mkdir -p "$OUT/darwin"
+  # shellcheck disable=SC2016 # a script's text
+  printf '#!/bin/sh\n[ "$1" = -s ] && { echo Darwin; exit 0; }\nexec /usr/bin/uname "$@"\n' >"$OUT/darwin/uname"
+  chmod +x "$OUT/darwin/uname"
+  ! PATH=$OUT/darwin:$PATH plan no >"$OUT/o" 2>"$OUT/e" && cat "$OUT/e" &&
+    grep -q "as root on Debian-like Linux only; this is Darwin" "$OUT/e" && grep -q "LIVENESS_LAB_REGISTRY unset or =yes" "$OUT/e" &&
+    ! PATH=$OUT/darwin:$PATH plan yes --airgap >/dev/null 2>&1
+}
+
+# mac_files_change_no_hash: the files Finder leaves in a clone (.DS_Store, AppleDouble ._*) change no
+# image's source hash (else every cluster-up on a Mac would rebuild, reload and restart every pod), and no
+# two paths differ only in case (a Mac's file system does not tell them apart).
+mac_files_change_no_hash() {
+  local before after same_case
+  before=$(ll_sources_hash locust service)
+  touch "$ROOT/locust/.DS_Store" "$ROOT/service/src/._Main.java"
+  after=$(ll_sources_hash locust service)
+  rm -f "$ROOT/locust/.DS_Store" "$ROOT/service/src/._Main.java"
+  echo "sources hash without / with .DS_Store and ._Main.java: $before / $after"
+  [ -n "$before" ] && [ "$before" = "$after" ] || return 1
+  same_case=$(cd "$ROOT" && git ls-files | LC_ALL=C sort -f | uniq -di)
+  [ -z "$same_case" ] || { echo "paths that differ only in case: $same_case"; return 1; }
+}
+
 shellcheck_clean() {
   command -v shellcheck >/dev/null || { echo "shellcheck is not installed (apt-get install shellcheck)"; return 1; }
   (cd "$ROOT" && shellcheck -x scripts/cluster-up.sh scripts/cluster-down.sh scripts/test-e2e.sh \
@@ -308,6 +354,9 @@ check "a missing tool is downloaded and its SHA-256 checked" download_verified |
 check "laptop dry-run: registry path, no tool built with Go" laptop_plan || true
 check "off root Debian a failed registry check stops" no_silent_switch || true
 check "demo.sh, lab.sh: unknown argument exits 3, --help says the exit codes" demo_arguments || true
+check "the scripts meet macOS's userland here (BWK awk, BSD date, no GNU-only tools)" macos_userland || true
+check "the no-registry path refuses macOS, says why and what to do" airgap_refused_off_debian || true
+check "files a Mac makes in a clone change no source hash; no case-only path clash" mac_files_change_no_hash || true
 check "shellcheck" shellcheck_clean || true
 
 checks_summary 0

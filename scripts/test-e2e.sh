@@ -146,7 +146,7 @@ main() {
   else
     check "scripted demo, shortened: verdict PASS" short_demo || true
   fi
-  check "Pods tab of the in-cluster Locust shows the restarts" live_pods_tab || true
+  check "Pods and Live tabs of the in-cluster Locust show the restarts and the kill" live_pods_tab || true
 }
 
 # pod_states: every pod of the release with its UID and restart count, one per line, sorted; pods
@@ -185,9 +185,11 @@ quick_lab() {
 
 # live_pods_tab: the Pods tab in headless Chromium against the in-cluster master (http://127.0.0.1:8089),
 # its restart counts checked against the API, after the demo (or the lab's baseline) made some.
+# The Live tab too (test_live_tab_live.py): a swarm from the in-cluster master until the API reports a kill
+# of the blocking pod, then the tab as a person sees it; its screenshot stays with the logs.
 live_pods_tab() {
   LIVENESS_LAB_LIVE_WEB_UI=http://127.0.0.1:8089 LIVENESS_LAB_KUBE_CONTEXT=$LL_KUBE_CONTEXT \
-    "$LL_ROOT/scripts/test-locust.sh" tests/test_pods_tab_live.py
+    LIVENESS_LAB_SCREENSHOTS=$LL_LOGS "$LL_ROOT/scripts/test-locust.sh" tests/test_pods_tab_live.py tests/test_live_tab_live.py
 }
 
 main "$@"

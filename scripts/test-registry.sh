@@ -34,6 +34,7 @@ set -o errexit -o nounset -o pipefail
 ORIG_PATH=$PATH
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/checks.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/airgap.sh"
+. "$LL_ROOT/scripts/libexec/macos-userland.sh"
 use_tools_bin
 
 # The official node image by tag: its pinned digest (KIND_NODE_IMAGE) is one no stand-in can have, so
@@ -656,6 +657,16 @@ make_inner_path() {
   for tool in docker curl git python3 tar; do
     PATH=$INNER_PATH command -v "$tool" >/dev/null || { echo "$tool is missing from the PATH"; return 1; }
   done
+  # A Mac's userland where Debian can imitate it (scripts/libexec/macos-userland.sh): BWK awk as awk, BSD
+  # date, sed -i, wc and paste, and none of GNU's timeout, nproc, sha256sum... that a Mac lacks.
+  ensure_pkg original-awk original-awk
+  make_userland "$SIM/path/macos" || return 1
+  INNER_PATH=$SIM/path/macos:$(path_without_gnu_only "$INNER_PATH" "$SIM/path/gnu-less")
+  [ "$(PATH=$INNER_PATH command -v awk)" = "$SIM/path/macos/awk" ] || { echo "awk is not BWK's"; return 1; }
+  for tool in "${MACOS_MISSING[@]}"; do
+    if PATH=$INNER_PATH command -v "$tool" >/dev/null; then echo "$tool (not on a Mac) is still on the PATH"; return 1; fi
+  done
+  echo "macOS userland: $(PATH=$INNER_PATH awk -version 2>&1 | head -n 1) as awk; no ${MACOS_MISSING[*]}"
   echo "PATH=$INNER_PATH"
 }
 
@@ -747,7 +758,7 @@ cluster_down() {
 e2e_checks() {
   check "no kind cluster '$KIND_CLUSTER_NAME' before the run" no_cluster_yet || return 1
   check "copy of the working tree (tracked + untracked, not ignored)" copy_tree || return 1
-  check "e2e PATH without go, kind, helm, kubectl, java, mvn" make_inner_path || return 1
+  check "e2e PATH: macOS's userland (BWK awk...), without go, kind, helm, kubectl, java, mvn" make_inner_path || return 1
   NODE_REF=${HUB_NODE_IMAGE%%:*}:${HUB_NODE_IMAGE##*:}@$(cat "$STATE/digest-node")
   echo "LIVENESS_LAB_NODE_IMAGE=$NODE_REF LIVENESS_LAB_DOWNLOAD_MIRROR=$FILES_URL LIVENESS_LAB_CACHE=$E2E_CACHE (empty)"
   check "scripts/test-e2e.sh --keep: every check passed" run_e2e || true

@@ -8,7 +8,7 @@
 #     lint     shellcheck of every script
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/test-docs.sh)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
-#     chart    helm lint, template, schema, kube-linter (scripts/test-chart.sh)
+#     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, no cluster (scripts/test-cluster.sh)
 #     locust   locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, a short demo, down (scripts/test-e2e.sh)
@@ -25,11 +25,14 @@ ALL_SUITES=(lint docs service chart cluster locust e2e registry)
 # (root on Debian); the test scripts and bench.sh are Linux-only and say so.
 PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh scripts/lab.sh scripts/build-service-image.sh
   scripts/build-locust-image.sh scripts/lib/common.sh scripts/lib/tools.sh scripts/lib/cluster.sh
-  scripts/lib/venv.sh)
+  scripts/lib/venv.sh scripts/lib/webui.sh scripts/build-webui.sh)
 # GNU-only: coreutils timeout, nproc, date's %N, readlink -f, stat -c, sha256sum, install -D, cp --parents,
 # base64 -w, sort -V; grep -P; sed -i without a suffix, sed's \n in a replacement and `p}` without `;`;
-# xargs -r; find -printf. A line that needs one behind a check says so with a `# portable:` comment.
-GNU_ONLY='(^|[^[:alnum:]_.-])(timeout [0-9$]|nproc|date [^|;]*%N|readlink -f|stat -c|sha256sum|install -D|cp --parents|base64 -w|sort -V|grep -[[:alpha:]]*P|sed -i|sed [^|;]*\\n|sed [^|]*[;{][pd]}|xargs -r|find [^|;]*-printf)'
+# xargs -r; find -printf; date -d; and the GNU tools a Mac lacks altogether (tac, shuf, numfmt, truncate,
+# stdbuf, setsid, flock, getent, md5sum...). A line that needs one behind a check says so with a
+# `# portable:` comment. The suites that run these scripts do so in macOS's userland as far as Debian can
+# imitate it (scripts/libexec/macos-userland.sh), which catches what a pattern cannot.
+GNU_ONLY='(^|[^[:alnum:]_.-])(timeout [0-9$]|nproc|date [^|;]*%N|date [^|;]*(-d |--date)|readlink -f|stat -c|sha256sum|sha1sum|sha512sum|md5sum|install -D|cp --parents|base64 -w|sort -V|grep -[[:alpha:]]*P|sed -i|sed [^|;]*\\n|sed [^|]*[;{][pd]}|xargs -r|find [^|;]*-printf|(tac|shuf|numfmt|truncate|stdbuf|setsid|flock|getent)( |$))'
 
 # gnu_only_lines FILE...: the lines of FILEs that use a GNU-only construct.
 gnu_only_lines() { grep -nE "$GNU_ONLY" "$@" | grep -v '# portable:' | grep -vE '^[^:]*:[0-9]+:[[:space:]]*#'; }
@@ -43,10 +46,11 @@ suite_lint() {
   # The check itself must catch what it is for.
   probe=$(mktemp)
   # shellcheck disable=SC2016 # the planted lines are text, not code
-  printf '%s\n' 'timeout 5 docker pull x' 'cpus=$(nproc)' "sed -i 's/a/b/' f" 'x=$(readlink -f y)' >"$probe"
+  printf '%s\n' 'timeout 5 docker pull x' 'cpus=$(nproc)' "sed -i 's/a/b/' f" 'x=$(readlink -f y)' \
+    'date -u -d "@$t"' 'tac log | head' 'setsid dockerd &' >"$probe"
   found=$(gnu_only_lines "$probe" | wc -l | tr -d ' ')
   rm -f "$probe"
-  [ "$found" = 4 ] || { echo "the GNU-only check found $found of 4 planted constructs"; return 1; }
+  [ "$found" = 7 ] || { echo "the GNU-only check found $found of 7 planted constructs"; return 1; }
   local script
   for script in "${PORTABLE_SCRIPTS[@]}"; do
     [ -f "$LL_ROOT/$script" ] || { echo "$script is listed as user-facing but does not exist"; return 1; }
@@ -93,6 +97,8 @@ run_suite() {
     *) suite_script "$suite" >"$logfile" 2>&1 || rc=$? ;;
   esac
   local took=$(($(ll_now) - started))
+  # A suite's "summary:" lines (e.g. helm-unittest's own totals, from scripts/test-chart.sh) are shown here.
+  sed -n 's/^summary: /  /p' "$logfile"
   if [ "$rc" = 0 ]; then
     printf '%-8s passed in %ss\n' "$suite" "$took"
     PASSED+=("$suite")

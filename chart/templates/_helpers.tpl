@@ -191,3 +191,45 @@ locustfile makes one user class of each) and the defaults of a swarm. Arguments:
 - name: LIVENESS_LAB_REQUEST_TIMEOUT_S
   value: {{ int .Values.locust.requestTimeoutSeconds | quote }}
 {{- end }}
+
+{{/*
+The pod spec's imagePullSecrets from `imagePullSecrets` (a list of Secret names), or nothing when it is
+empty. Every pod of the chart includes it, the `helm test` pods too. Arguments: the root context.
+*/}}
+{{- define "liveness-lab.imagePullSecrets" -}}
+{{- with .Values.imagePullSecrets -}}
+imagePullSecrets:
+{{- range . }}
+  - name: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The type of the Services users reach from outside the cluster (the variants', Locust's web UI):
+NodePort when `nodePorts.enabled`, else ClusterIP. Arguments: the root context.
+*/}}
+{{- define "liveness-lab.exposedServiceType" -}}
+{{- ternary "NodePort" "ClusterIP" .Values.nodePorts.enabled }}
+{{- end }}
+
+{{/*
+The pod spec's topologySpreadConstraints for one component's pods, or nothing when
+`topologySpread.enabled` is off: its replicas spread over `topologySpread.topologyKey`, counting only the
+pods of the same revision (pod-template-hash), so a rolling update's new pods spread among themselves.
+Arguments: dict "root" $ "component" NAME.
+*/}}
+{{- define "liveness-lab.topologySpread" -}}
+{{- $spread := .root.Values.topologySpread }}
+{{- if $spread.enabled -}}
+topologySpreadConstraints:
+  - maxSkew: {{ int $spread.maxSkew }}
+    topologyKey: {{ $spread.topologyKey }}
+    whenUnsatisfiable: {{ $spread.whenUnsatisfiable }}
+    labelSelector:
+      matchLabels:
+        {{- include "liveness-lab.selectorLabels" . | nindent 8 }}
+    matchLabelKeys:
+      - pod-template-hash
+{{- end }}
+{{- end }}

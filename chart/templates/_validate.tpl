@@ -5,11 +5,16 @@ Checks JSON Schema cannot express, with messages naming the field; included once
 - each variant's mode one of serviceModes: the image's modes in one value, not copied into the schema;
 - the probes (liveness-lab.validateProbes), of the shared block and of each enabled variant after its
   overrides;
-- one nodePort per enabled variant (and Locust): uniqueness across map values is beyond JSON Schema;
+- one nodePort per enabled variant (and Locust) when nodePorts.enabled: uniqueness across map values is
+  beyond JSON Schema;
 - a grace period longer than the preStop sleep, the drain and one request of `latencyMs` together, else
   SIGKILL comes before SIGTERM, or cuts off the drain or a request that arrived at its end;
 - latencyMs within latencyMaxMs: the service refuses to start otherwise, and Locust's requests would all
-  be 400s. The cap lives in one value; a schema `maximum` would be a second copy of it.
+  be 400s. The cap lives in one value; a schema `maximum` would be a second copy of it;
+- extraEnv names the API server accepts (liveness-lab.validateEnv), here because a schema
+  `propertyNames` message does not name the key.
+Quantities, object-name overrides, image references and port ranges are checked by values.schema.json,
+whose messages name the field as a path.
 */}}
 {{- define "liveness-lab.validate" -}}
 {{- if eq .Values.image.tag "latest" }}
@@ -26,10 +31,16 @@ Checks JSON Schema cannot express, with messages naming the field; included once
 {{- end }}
 {{- if include "liveness-lab.enabled" (dict "root" $ "variant" $variant) }}
 {{- include "liveness-lab.validateProbes" (dict "root" $ "field" (printf "variants.%s.probes" $name) "probes" (include "liveness-lab.variantProbes" (dict "root" $ "variant" $variant) | fromJson)) }}
+{{- if $.Values.nodePorts.enabled }}
 {{- include "liveness-lab.claimNodePort" (dict "ports" $ports "field" (printf "variants.%s.nodePort" $name) "port" $variant.nodePort "why" "each enabled variant needs its own nodePort") }}
 {{- end }}
+{{- include "liveness-lab.validateEnv" (dict "field" (printf "variants.%s.extraEnv" $name) "env" $variant.extraEnv) }}
 {{- end }}
-{{- if .Values.locust.enabled }}
+{{- end }}
+{{- if .Values.downstream.enabled }}
+{{- include "liveness-lab.validateEnv" (dict "field" "downstream.extraEnv" "env" .Values.downstream.extraEnv) }}
+{{- end }}
+{{- if and .Values.locust.enabled .Values.nodePorts.enabled }}
 {{- include "liveness-lab.claimNodePort" (dict "ports" $ports "field" "locust.nodePort" "port" .Values.locust.nodePort "why" "the Locust web UI needs its own nodePort") }}
 {{- end }}
 {{- if gt (int .Values.latencyMs) (int .Values.latencyMaxMs) }}
@@ -72,4 +83,17 @@ Arguments: dict "ports" PORTS "field" PATH-IN-THE-VALUES "port" PORT "why" REASO
 {{- fail (printf "%s (%s) is already used by %s: %s" .field $port (get .ports $port) .why) }}
 {{- end }}
 {{- $_ := set .ports $port .field }}
+{{- end }}
+
+{{/*
+Each name of an extraEnv map is one the API server accepts for an environment variable (letters, digits,
+_ - and ., not starting with a digit), so a typo fails here, naming the key, not at install time.
+Arguments: dict "field" PATH-IN-THE-VALUES "env" MAP.
+*/}}
+{{- define "liveness-lab.validateEnv" -}}
+{{- range $name, $_ := .env | default dict }}
+{{- if not (regexMatch "^[-._a-zA-Z][-._a-zA-Z0-9]*$" $name) }}
+{{- fail (printf "%s.%s: %q is not an environment variable name (letters, digits, _ - and ., not starting with a digit)" $.field $name $name) }}
+{{- end }}
+{{- end }}
 {{- end }}

@@ -154,7 +154,8 @@ def render_html(rows: list[Row], folder: Path) -> str:
         "<h1>liveness-lab: the probe lessons, measured</h1>",
         f"<p>Lab run {esc(folder.name)}. Each row: the scenario's prediction, what the cluster did, and how often the "
         "prediction held; hover a scenario for its lesson. Plots: requests/s per variant (failures/s dotted), load "
-        "shaded orange, quiet blue; red dotted: liveness failure, red dashed: kill, black: restart; faint steps: Ready pods (right axis).</p>",
+        "shaded grey, quiet blue; black dotted: liveness failure, dashed: kill, solid: restart; faint steps: Ready pods "
+        "(right axis); each variant in its colour, as in report.html and the web UI's Live tab.</p>",
         "<table><tr><th>scenario</th><th>predicted</th><th>measured (first run)</th><th>outcome</th>"
         "<th>time per run</th><th>timeline (first run)</th><th>reports</th></tr>",
     ]

@@ -86,6 +86,11 @@ class PodsPoller:
         self.every = every or float(os.environ.get("LIVENESS_LAB_PODS_REFRESH", "3"))
         self.rows = unreachable_rows("not read yet")
         self.updated = None
+        # The records behind the rows, for the Live tab (live_view.py): it reads them here, so the
+        # Kubernetes API is listed once per refresh, whatever the number of tabs and browsers.
+        self.pods: list[dict] = []
+        self.events: list[dict] = []
+        self.error: str | None = "not read yet"
         self._greenlet = None
 
     def refresh(self):
@@ -93,11 +98,14 @@ class PodsPoller:
             pods = [pod_record(p) for p in self.kube.pods()]
             events = [event_record(e) for e in self.kube.events()]
             self.rows = summarize(pods, events)
+            self.pods, self.events, self.error = pods, events, None
         except KubeUnavailable as e:
             self.rows = unreachable_rows(str(e))
+            self.error = str(e)
         except Exception as e:  # never let the tab take Locust down
             log.exception("Pods tab refresh failed")
             self.rows = unreachable_rows(f"{type(e).__name__}: {e}")
+            self.error = f"{type(e).__name__}: {e}"
         self.updated = time.time()
 
     def _loop(self):

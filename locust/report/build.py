@@ -17,10 +17,13 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from liveness_lab import style  # noqa: E402
+
 from .document import Document, Image, Item, Items, Pre, Section, Table, render_html, render_markdown  # noqa: E402
 from .verdict import Phases, VariantAnalysis, Verdict, judge, load_run, requested_latency_ms  # noqa: E402
 
-PHASE_COLOURS = {"load": "#fde7c8", "quiet": "#e8eef7"}
+# Light enough that every variant colour (liveness_lab.style) reads on them.
+PHASE_COLOURS = {"load": "#ebebeb", "quiet": "#e3ecf7"}
 
 
 def _rel(ts, start):
@@ -32,39 +35,47 @@ def _shade(ax, ph: Phases):
     ax.axvspan(ph.quiet - ph.start, ph.end - ph.start, color=PHASE_COLOURS["quiet"], zorder=0)
 
 
-def _markers(ax, a: VariantAnalysis, start):
-    for f in a.probes.liveness_failures:
-        ax.axvline(f.t - start, color="#d62728", linestyle=":", linewidth=1)
-    for k in a.probes.liveness_kills:
-        ax.axvline(k.t - start, color="#d62728", linestyle="--", linewidth=1.2)
-    for r in a.pods.restarts:
-        ax.axvline(r.t - start, color="black", linewidth=1.5)
+def _markers(ax, a: VariantAnalysis, start, symbols=False):
+    """The probe events as vertical lines, drawn as the web UI's Live tab draws them (liveness_lab.style);
+    SYMBOLS: each also as its symbol just above the panel, as in the tab's event strip."""
+    events = [("failure", f.t) for f in a.probes.liveness_failures] + [("kill", k.t) for k in a.probes.liveness_kills]
+    events += [("restart", r.t) for r in a.pods.restarts]
+    for kind, t in events:
+        m = style.MARKERS[kind]
+        ax.axvline(t - start, color=m["colour"], linestyle=m["dash"], linewidth=m["width"])
+        if symbols:
+            ax.plot(t - start, 1.04, marker=m["symbol"], color=m["colour"], markersize=7, clip_on=False, transform=ax.get_xaxis_transform())
 
 
 def plot_variant(a: VariantAnalysis, ph: Phases, path: Path, latency_ms: float) -> None:
-    """Four panels on one time axis (seconds since load start): req/s, latency, failure rate, pods."""
+    """Four panels on one time axis (seconds since load start): req/s, latency, failure rate, pods; in the
+    variant's colour with the probe events' lines and symbols, as the web UI's Live tab draws them."""
     start, rows = ph.start, a.series
     t = _rel([r.t for r in rows], start)
     fig, axes = plt.subplots(4, 1, sharex=True, figsize=(10, 9), constrained_layout=True)
     for ax in axes:
         _shade(ax, ph)
-        _markers(ax, a, start)
+        _markers(ax, a, start, symbols=ax is axes[0])
         ax.grid(alpha=0.3)
-    axes[0].plot(t, [r.rps for r in rows], color="#1f77b4", label="requests/s")
+    # As the web UI's Live tab: the variant's colour, told apart by dash; answered = all less failed.
+    colour, ref = style.variant_colour(a.variant), style.REFERENCE_COLOUR
+    axes[0].plot(t, [max(0.0, r.rps - r.fps) for r in rows], color=colour, linewidth=2, label="answered req/s")
+    axes[0].plot(t, [r.fps for r in rows], color=colour, linewidth=2, linestyle=":", label="failed req/s")
     axes[0].set_ylabel("requests/s")
-    for key, colour in (("p50", "#2ca02c"), ("p95", "#ff7f0e"), ("p99", "#9467bd")):
-        axes[1].plot(t, [getattr(r, key) for r in rows], color=colour, label=key)
-    axes[1].axhline(latency_ms, color="grey", linestyle="--", linewidth=1, label="requested")
+    axes[0].legend(loc="upper right", fontsize=8)
+    for key, dash in (("p50", "-"), ("p95", "--"), ("p99", "-.")):
+        axes[1].plot(t, [getattr(r, key) for r in rows], color=colour, linestyle=dash, linewidth=2 if key != "p99" else 1, label=key)
+    axes[1].axhline(latency_ms, color=ref, linestyle="--", linewidth=1, label="requested")
     axes[1].set_ylabel("latency (ms)")
     axes[1].legend(loc="upper right", fontsize=8)
     rate = [100.0 * r.fps / r.rps if r.rps else 0.0 for r in rows]
-    axes[2].plot(t, rate, color="#d62728")
+    axes[2].plot(t, rate, color=colour, linestyle=":", linewidth=2)
     axes[2].set_ylabel("failures (%)")
     axes[2].set_ylim(-2, 102)
     ready = a.pods.ready
     rt = _rel([x[0] for x in ready], start)
-    axes[3].step(rt, [x[1] for x in ready], where="post", color="#2ca02c", label="Ready pods")
-    axes[3].step(rt, [x[2] for x in ready], where="post", color="grey", linestyle="--", label="pods")
+    axes[3].step(rt, [x[1] for x in ready], where="post", color=colour, linewidth=2, label="Ready pods")
+    axes[3].step(rt, [x[2] for x in ready], where="post", color=ref, linestyle="--", label="pods")
     restarts, count = [], 0
     times = sorted(r.t for r in a.pods.restarts)
     for ts in [x[0] for x in ready]:
@@ -75,13 +86,10 @@ def plot_variant(a: VariantAnalysis, ph: Phases, path: Path, latency_ms: float) 
     axes[3].set_ylabel("pods")
     axes[3].yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[3].legend(loc="upper right", fontsize=8)
-    axes[3].set_xlabel("seconds since load start (orange: load, blue: quiet; red: liveness failure (dotted) and kill (dashed), black: restart)")
-    axes[0].set_title(f"{a.variant}: {a.figures.requests} requests, {a.figures.failures} failed, {len(a.pods.restarts)} restarts")
+    axes[3].set_xlabel("seconds since load start (grey: load, blue: quiet); liveness failure: dotted, v; kill: dashed, X; restart: solid, o")
+    axes[0].set_title(f"{a.variant}: {a.figures.requests} requests, {a.figures.failures} failed, {len(a.pods.restarts)} restarts", color=colour, loc="left", pad=14)
     fig.savefig(path, dpi=80)
     plt.close(fig)
-
-
-VARIANT_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b"]
 
 
 def plot_small(analyses: dict[str, VariantAnalysis], ph: Phases, path: Path) -> None:
@@ -90,7 +98,8 @@ def plot_small(analyses: dict[str, VariantAnalysis], ph: Phases, path: Path) -> 
     fig, ax = plt.subplots(figsize=(4.2, 1.7), constrained_layout=True)
     _shade(ax, ph)
     ready = ax.twinx()
-    for colour, a in zip(VARIANT_COLOURS, analyses.values()):
+    for a in analyses.values():
+        colour = style.variant_colour(a.variant)
         t = _rel([r.t for r in a.series], ph.start)
         ax.plot(t, [r.rps for r in a.series], color=colour, linewidth=1.2, label=a.variant)
         ax.plot(t, [r.fps for r in a.series], color=colour, linewidth=1, linestyle=":")

@@ -79,11 +79,14 @@ def measure(server_second, now=time.time, sleep=time.sleep, poll_s=POLL_S, max_w
 
 def api_server_second(api_client, timeout_s: float = 3.0):
     """A SERVER_SECOND for measure(): GET /version on the API server, its Date header in epoch seconds."""
+    from kubernetes import client
+
+    version = client.VersionApi(api_client)
 
     def ask() -> int:
-        response = api_client.call_api("/version", "GET", auth_settings=["BearerToken"], _preload_content=False,
-                                       _request_timeout=timeout_s, _return_http_data_only=False)
-        headers = response[2] if isinstance(response, tuple) else response.getheaders()
+        result = version.get_code_with_http_info(_request_timeout=timeout_s)
+        # An ApiResponse (the client's current generator) or a (data, status, headers) tuple (older ones).
+        headers = result[2] if isinstance(result, tuple) else result.headers
         return date_header_seconds(headers["Date"])
 
     return ask

@@ -1,8 +1,9 @@
 """Shared fixtures: the real service jar in blocking and reactive modes on 127.0.0.1, and helpers.
 
 The jar is $LIVENESS_LAB_SERVICE_JAR (scripts/test-locust.sh builds it with the Maven wrapper when it
-is missing) run by $JAVA_HOME/bin/java. Ports 18080-18083 are this suite's: 18080 blocking, 18081
-reactive, 18082 a closed port standing in for an unreachable Kubernetes API, 18083 Locust's web UI.
+is missing) run by $JAVA_HOME/bin/java. Ports 18080-18085 are this suite's: 18080 blocking, 18081
+reactive, 18082 a closed port standing in for an unreachable Kubernetes API, 18083 Locust's web UI,
+18084 and 18085 the web UIs of the Live tab's tests.
 """
 
 import contextlib
@@ -22,6 +23,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PORTS = {"blocking": 18080, "reactive": 18081}
 CLOSED_PORT = 18082
 WEB_UI_PORT = 18083
+LIVE_WEB_UI_PORT = 18084
+REPLAY_WEB_UI_PORT = 18085
 CHROMIUM = "/usr/bin/chromium"
 # Debian's Chromium, never a browser Playwright downloads; flags for a container without a display.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -29,19 +32,30 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 
 @contextlib.contextmanager
-def pods_tab_page(web_ui: str):
-    """A page of headless Chromium (Debian's) on the Pods tab of the Locust web UI at WEB_UI."""
+def pods_tab_page(web_ui: str, tab: str = "Pods", viewport=(1280, 720)):
+    """A page of headless Chromium (Debian's) on TAB (Pods, Live...) of the Locust web UI at WEB_UI."""
     sync_api = pytest.importorskip("playwright.sync_api")
     assert Path(CHROMIUM).exists(), f"{CHROMIUM} missing: scripts/test-locust.sh installs Debian's chromium"
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
             page.goto(web_ui + "/", timeout=30000)
-            page.get_by_role("tab", name="Pods").click(timeout=30000)
+            page.get_by_role("tab", name=tab).click(timeout=30000)
             yield page
         finally:
             browser.close()
+
+
+def closed_port_kubeconfig(path: Path) -> Path:
+    """A kubeconfig at PATH whose API server is CLOSED_PORT on loopback: the Kubernetes API unreachable."""
+    path.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: nowhere\n"
+        f"clusters: [{{name: nowhere, cluster: {{server: 'https://127.0.0.1:{CLOSED_PORT}', insecure-skip-tls-verify: true}}}}]\n"
+        "users: [{name: nobody, user: {token: none}}]\n"
+        "contexts: [{name: nowhere, context: {cluster: nowhere, user: nobody, namespace: liveness-lab}}]\n"
+    )
+    return path
 
 
 @pytest.fixture

@@ -143,6 +143,18 @@ kill_tree() {
   kill "$1" 2>/dev/null || true
 }
 
+# ll_install_hint DEBIAN-PACKAGES BREW-FORMULAE: the command that installs a missing tool here: Homebrew's
+# on macOS, apt-get on Debian-like Linux.
+ll_install_hint() {
+  if [ "$(uname -s)" = Darwin ]; then
+    echo "brew install $2"
+  elif [ -r /etc/debian_version ]; then
+    echo "apt-get install $1"
+  else
+    echo "install $1 with your distribution's package manager"
+  fi
+}
+
 # need_cmd COMMAND HOW-TO-GET: stop with a clear message when COMMAND is missing.
 need_cmd() {
   command -v "$1" >/dev/null 2>&1 || die "'$1' is not installed" "$2"

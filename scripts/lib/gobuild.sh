@@ -27,6 +27,18 @@ go_install_into() {
   GOBIN=$dir go_static install -trimpath -ldflags=-s\ -w "$@"
 }
 
+# go_build_in_module OUT MODULE VERSION PACKAGE [LDFLAGS]: builds PACKAGE (./path inside MODULE) of
+# MODULE@VERSION into the file OUT, inside the module as the Go module proxy serves it, so with its own
+# go.mod and go.sum: the release's exact dependency set, and its replace directives, which `go install
+# MODULE/PACKAGE@VERSION` refuses.
+go_build_in_module() {
+  local out=$1 module=$2 version=$3 package=$4 src
+  src=$(go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$src" ] || { echo "could not download $module@$version from the Go module proxy (check 'go env GOPROXY')" >&2; return 1; }
+  mkdir -p "$(dirname "$out")"
+  (cd "$src" && go_static build -trimpath -ldflags "-s -w ${5:-}" -o "$out" "$package")
+}
+
 # cached_tool NAME VERSION BUILD-COMMAND...: NAME at VERSION, built once into
 # $LL_CACHE/NAME-VERSION/bin by BUILD-COMMAND (called with that folder as its last argument) and
 # linked into $LL_TOOLS/bin, so a second clone of the repository reuses the binary instead of

@@ -1,6 +1,6 @@
 # shellcheck shell=bash source-path=SCRIPTDIR
 # The tools liveness-lab needs, each found or fetched with one line saying where from: Docker (started
-# here if need be), kind, helm and kubectl. A tool on PATH is used when it is compatible (the rule is in
+# here if need be), kind, helm and kubectl, and the chart suite's helm-unittest, helm-docs and ct. A tool on PATH is used when it is compatible (the rule is in
 # tool_compatible); otherwise the pinned version comes from the version-keyed cache under $LL_CACHE,
 # else from its official release download (checked against its published SHA-256), else, where no
 # download site answers (the no-registry path), it is built with Go. The chosen binaries are linked
@@ -34,6 +34,10 @@ tool_version() {
     kind) "$2" version 2>/dev/null | awk '{print $2}' ;;
     helm) "$2" version --template '{{.Version}}' 2>/dev/null ;;
     kubectl) "$2" version --client 2>/dev/null | sed -n 's/^Client Version: //p' ;;
+    helm-docs) "$2" --version 2>/dev/null | awk '{print $3}' ;;
+    ct) "$2" version 2>/dev/null | awk '/^Version:/ {print $2}' ;;
+    # The plugin's binary cannot tell its version: the plugin.yaml installed beside it does.
+    helm-unittest) sed -n 's/^version: "\(.*\)"$/v\1/p' "$(dirname "$(resolve_link "$2")")/../plugins/unittest/plugin.yaml" 2>/dev/null ;;
   esac
 }
 
@@ -43,6 +47,9 @@ pinned_version() {
     kind) echo "$KIND_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     kubectl) echo "$KUBERNETES_VERSION" ;;
+    helm-unittest) echo "$HELM_UNITTEST_VERSION" ;;
+    helm-docs) echo "$HELM_DOCS_VERSION" ;;
+    ct) echo "$CHART_TESTING_VERSION" ;;
   esac
 }
 
@@ -54,8 +61,11 @@ version_minor() { printf '%s\n' "$1" | sed -n 's/^v\{0,1\}\([0-9][0-9]*\)\.\([0-
 #           node image is pinned for)
 #   helm    3.17 or newer (--take-ownership), or Helm 4
 #   kubectl within one minor of the cluster's Kubernetes (the Kubernetes skew policy)
+#   helm-unittest, helm-docs, ct: the pinned version only (a test's verdict, or the generated table,
+#           must not depend on which one a machine has)
 tool_compatible() {
   local major minor want_major want_minor
+  case $1 in helm-unittest | helm-docs | ct) [ "$2" = "$(pinned_version "$1")" ]; return ;; esac
   read -r major minor <<<"$(version_minor "$2")"
   read -r want_major want_minor <<<"$(version_minor "$(pinned_version "$1")")"
   [ -n "$minor" ] && [ -n "$want_minor" ] || return 1
@@ -87,9 +97,26 @@ tool_url() {
     kind) echo "https://github.com/kubernetes-sigs/kind/releases/download/$KIND_VERSION/kind-$os-$arch" ;;
     helm) echo "https://get.helm.sh/helm-$HELM_VERSION-$os-$arch.tar.gz" ;;
     kubectl) echo "https://dl.k8s.io/release/$KUBERNETES_VERSION/bin/$os/$arch/kubectl" ;;
+    helm-unittest)
+      [ "$os" != darwin ] || os=macos
+      echo "$(github_release helm-unittest/helm-unittest "$HELM_UNITTEST_VERSION")/helm-unittest-$os-$arch-${HELM_UNITTEST_VERSION#v}.tgz" ;;
+    helm-docs)
+      [ "$arch" != amd64 ] || arch=x86_64
+      echo "$(github_release norwoodj/helm-docs "$HELM_DOCS_VERSION")/helm-docs_${HELM_DOCS_VERSION#v}_$(ll_title "$os")_$arch.tar.gz" ;;
+    ct) echo "$(github_release helm/chart-testing "$CHART_TESTING_VERSION")/chart-testing_${CHART_TESTING_VERSION#v}_${os}_$arch.tar.gz" ;;
   esac
 }
-tool_sum_url() { case $1 in kubectl) echo "$(tool_url "$1").sha256" ;; *) echo "$(tool_url "$1").sha256sum" ;; esac; }
+tool_sum_url() {
+  case $1 in
+    kubectl) echo "$(tool_url "$1").sha256" ;;
+    helm-unittest) echo "$(github_release helm-unittest/helm-unittest "$HELM_UNITTEST_VERSION")/helm-unittest-checksum.sha" ;;
+    helm-docs) echo "$(github_release norwoodj/helm-docs "$HELM_DOCS_VERSION")/checksums.txt" ;;
+    ct) echo "$(github_release helm/chart-testing "$CHART_TESTING_VERSION")/checksums.txt" ;;
+    *) echo "$(tool_url "$1").sha256sum" ;;
+  esac
+}
+github_release() { echo "https://github.com/$1/releases/download/$2"; }
+ll_title() { printf '%s' "$1" | awk '{print toupper(substr($0, 1, 1)) substr($0, 2)}'; }
 
 # mirrored URL: URL, or its copy under LIVENESS_LAB_DOWNLOAD_MIRROR.
 mirrored() {
@@ -102,8 +129,10 @@ download_tool() {
   url=$(mirrored "$(tool_url "$name")")
   tmp=$(mktemp -d)
   echo "downloading $url"
+  # A checksum file holds one hash, or one line per release file ("HASH  [*][dir/]FILE"): take FILE's.
   if ! curl -fsSL --retry 3 -o "$tmp/download" "$url" ||
-    ! want=$(curl -fsSL --retry 3 "$(mirrored "$(tool_sum_url "$name")")" | awk '{print $1; exit}'); then
+    ! want=$(curl -fsSL --retry 3 "$(mirrored "$(tool_sum_url "$name")")" |
+      awk -v want="${url##*/}" '{ f = $2; sub(/^\*/, "", f); sub(/.*\//, "", f) } NF == 1 || f == want { print $1; exit }'); then
     rm -rf "$tmp"
     return 1
   fi
@@ -117,6 +146,11 @@ download_tool() {
   mkdir -p "$dir"
   case $name in
     helm) tar -xzf "$tmp/download" -C "$tmp" && mv "$tmp/$(ll_os)-$(ll_arch)/helm" "$dir/helm" ;;
+    helm-unittest)
+      tar -xzf "$tmp/download" -C "$tmp" && mv "$tmp"/untt-* "$dir/helm-unittest" && helm_unittest_plugin "$dir" ;;
+    helm-docs) tar -xzf "$tmp/download" -C "$tmp" && mv "$tmp/helm-docs" "$dir/helm-docs" ;;
+    # The release's etc/ holds the Chart.yaml schema and yamllint configuration ct lint reads (CT_CONFIG_DIR).
+    ct) tar -xzf "$tmp/download" -C "$tmp" && mv "$tmp/ct" "$dir/ct" && rm -rf "$dir/../etc" && mv "$tmp/etc" "$dir/../etc" ;;
     *) mv "$tmp/download" "$dir/$name" ;;
   esac
   chmod 0755 "$dir/$name"
@@ -137,6 +171,42 @@ build_helm() {
       -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor \
       -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+}
+
+# build_helm_unittest DIR: helm-unittest HELM_UNITTEST_VERSION into DIR, stamped as its Makefile does
+# (the version a suite's skip.minimumVersion is compared with), installed as a Helm plugin beside it.
+build_helm_unittest() {
+  go_build_in_module "$1/helm-unittest" github.com/helm-unittest/helm-unittest "$HELM_UNITTEST_VERSION" ./cmd/helm-unittest \
+    "-X github.com/helm-unittest/helm-unittest/internal/build.version=${HELM_UNITTEST_VERSION#v}" &&
+    helm_unittest_plugin "$1"
+}
+
+# helm_unittest_plugin DIR: the plugin folder DIR/../plugins/unittest for DIR/helm-unittest, so that
+# `HELM_PLUGINS=DIR/../plugins helm unittest` runs it without touching the user's own Helm plugins.
+# No install hooks: the binary is already there.
+helm_unittest_plugin() {
+  local plugin=$1/../plugins/unittest
+  mkdir -p "$plugin"
+  ln -sf ../../bin/helm-unittest "$plugin/untt"
+  # shellcheck disable=SC2016 # $HELM_PLUGIN_DIR is Helm's to expand, when it runs the plugin
+  printf '%s\n' 'name: "unittest"' "version: \"${HELM_UNITTEST_VERSION#v}\"" 'usage: "unittest for helm charts"' \
+    'description: "helm-unittest, built or downloaded by liveness-lab (scripts/lib/tools.sh)"' \
+    'command: "$HELM_PLUGIN_DIR/untt"' >"$plugin/plugin.yaml"
+}
+
+# build_helm_docs DIR: helm-docs HELM_DOCS_VERSION into DIR, version stamped as its release does.
+build_helm_docs() {
+  go_build_in_module "$1/helm-docs" github.com/norwoodj/helm-docs "$HELM_DOCS_VERSION" ./cmd/helm-docs \
+    "-X main.version=$HELM_DOCS_VERSION"
+}
+
+# build_ct DIR: chart-testing's ct CHART_TESTING_VERSION into DIR, version stamped as its release does,
+# with the release's etc/ (Chart.yaml schema, yamllint configuration; CT_CONFIG_DIR) beside DIR.
+build_ct() {
+  local m=github.com/helm/chart-testing/v3 src
+  go_build_in_module "$1/ct" "$m" "$CHART_TESTING_VERSION" ./ct "-X $m/ct/cmd.Version=$CHART_TESTING_VERSION" || return 1
+  src=$(go mod download -json "$m@$CHART_TESTING_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  rm -rf "$1/../etc" && cp -R "$src/etc" "$1/../etc" && chmod -R u+w "$1/../etc"
 }
 
 # build_kubectl DIR: kubectl KUBERNETES_VERSION (with the rest of Kubernetes' node binaries, which the
@@ -221,7 +291,7 @@ ensure_tool_build() {
   local name=$1 dir=$2 version
   version=$(pinned_version "$name")
   ensure_go
-  step "build-$name-$version" "build_$name" "$dir"
+  step "build-$name-$version" "build_$(printf '%s' "$name" | tr - _)" "$dir"
   ln -sf "$dir/$name" "$LL_TOOLS/bin/$name"
   log "$name $version: built into $dir"
 }
@@ -229,6 +299,9 @@ ensure_tool_build() {
 ensure_kind() { ensure_tool kind; }
 ensure_helm() { ensure_tool helm; }
 ensure_kubectl() { ensure_tool kubectl; }
+ensure_helm_unittest() { ensure_tool helm-unittest; }
+ensure_helm_docs() { ensure_tool helm-docs; }
+ensure_ct() { ensure_tool ct; }
 
 # print_tool NAME: how the user runs NAME as resolved here: the bare name when their own PATH finds
 # the same binary, else its path under $LL_TOOLS/bin (so a printed command works as printed).
@@ -303,7 +376,7 @@ start_dockerd() {
   mkdir -p "$LL_LOGS"
   log "starting dockerd (log: $LL_LOGS/dockerd.log)"
   # setsid: the daemon outlives this script and a Ctrl-C in its terminal.
-  setsid /usr/sbin/dockerd >>"$LL_LOGS/dockerd.log" 2>&1 </dev/null &
+  setsid /usr/sbin/dockerd >>"$LL_LOGS/dockerd.log" 2>&1 </dev/null & # portable: Debian as root only (ensure_docker)
   until docker info >/dev/null 2>&1; do
     sleep 1
     waited=$((waited + 1))
@@ -322,6 +395,10 @@ ensure_docker() {
       warn "fix: stop dockerd, run this script again as root (it sets up the runc wrapper and starts dockerd)"
     fi
     return 0
+  fi
+  if [ "$(uname -s)" = Darwin ]; then
+    command -v docker >/dev/null 2>&1 || die "no docker command" "install Docker Desktop (https://docs.docker.com/desktop/), start it, then run this again"
+    die "no Docker daemon answers" "start Docker Desktop (open -a Docker) and wait until it says it is running, then run this again"
   fi
   is_root_debian || die "no Docker daemon answers" \
     "install Docker (https://docs.docker.com/engine/install/) and start it, then run this again"

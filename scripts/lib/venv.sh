@@ -16,13 +16,15 @@ LL_VENV=$LL_ROOT/.venv
 ensure_locust_venv() {
   local python=${LIVENESS_LAB_PYTHON:-python3} lock=$LL_ROOT/$LOCUST_LOCK stamp want
   [ "$1" = dev ] && lock=$LL_ROOT/$LOCUST_DEV_LOCK
-  need_cmd "$python" "install Python $LOCUST_PYTHON_MIN or newer (Debian: apt-get install python3 python3-venv)"
+  # macOS's own python3 (the Command Line Tools') is 3.9: Homebrew's comes first on PATH once installed.
+  need_cmd "$python" "install Python $LOCUST_PYTHON_MIN or newer: $(ll_install_hint "python3 python3-venv" python)"
   "$python" -c 'import sys; sys.exit(sys.version_info[:2] < tuple(map(int, sys.argv[1].split("."))))' "$LOCUST_PYTHON_MIN" ||
-    die "$python is $("$python" -V 2>&1); Locust needs $LOCUST_PYTHON_MIN or newer" "set LIVENESS_LAB_PYTHON to a newer python3"
+    die "$python is $("$python" -V 2>&1); Locust needs $LOCUST_PYTHON_MIN or newer" \
+      "$(ll_install_hint python3 python) (a newer python3 first on PATH), or set LIVENESS_LAB_PYTHON to one, e.g. LIVENESS_LAB_PYTHON=python3.13"
   if [ ! -x "$LL_VENV/bin/python" ]; then
     "$python" -m venv "$LL_VENV" 2>/dev/null || {
-      apt_install python3-venv && "$python" -m venv "$LL_VENV"
-    } || die "could not create $LL_VENV" "apt-get install python3-venv"
+      is_root_debian && apt_install python3-venv && "$python" -m venv "$LL_VENV"
+    } || die "could not create $LL_VENV with $python" "$(ll_install_hint python3-venv python)"
   fi
   # The stamp: the lock's content, so a regenerated lock re-installs and nothing else does.
   want=$(ll_sha256 <"$lock" | cut -c1-16)

@@ -1,0 +1,220 @@
+"""The data of the web UI's Live tab: per variant, on one time axis since the swarm started, requests/s
+answered and failed, latency p50 and p95, Ready pods / total, cumulative restarts, and every liveness
+failure, liveness kill and container restart as a marker; served as JSON by ``GET /liveness-lab/live``.
+
+One source, two inputs, no new load on the Kubernetes API: the master's own per-request-name stats (the
+workers name each request after its variant, ``variants.request_name``) and the Pods tab's poller
+(``pods_tab.PodsPoller``), which already lists pods and events every few seconds. A greenlet samples
+both every ``LIVENESS_LAB_LIVE_REFRESH`` seconds (default 2) into a history kept on the master for the
+whole swarm, so every browser tab reads the same history from memory, and one opened late sees it all.
+A new swarm (Locust's ``test_start``) and Locust's Reset (``reset_stats``) start the history again.
+
+When the Kubernetes API cannot be reached, the JSON says so (``kube.error``), the load series go on,
+and Locust carries on. The tab itself is the React component in ``locust/webui/``.
+"""
+
+import json
+import logging
+import os
+import time
+
+import gevent
+from flask import Blueprint, Response
+
+from . import DEFAULT_LATENCY_MS, style
+from .kube import is_liveness_failure, is_liveness_kill
+from .variants import TABLE, request_name
+
+log = logging.getLogger(__name__)
+
+# rps: requests answered per second; fps: failed per second; p50/p95 in ms; ready/pods: None while the
+# API does not answer; restarts: cumulative since the history started.
+SERIES = ("t", "rps", "fps", "p50", "p95", "ready", "pods", "restarts")
+# Runner states in which the history grows (locust.runners' STATE_* values).
+SAMPLED_STATES = ("spawning", "running", "stopping")
+
+
+class LiveHistory:
+    """The Live tab's history: samples per variant and the probe-event markers, since the swarm started.
+
+    STATS is a Locust ``RequestStats`` (the master's ``environment.runner.stats``), POLLER the Pods tab's
+    ``PodsPoller`` or None when that tab is off. Nothing here calls the Kubernetes API.
+    """
+
+    def __init__(self, stats_of, poller=None, latency_ms=DEFAULT_LATENCY_MS, every: float | None = None):
+        self._stats_of = stats_of  # a callable: the runner's RequestStats now (a runner may be replaced)
+        self.poller = poller
+        self.latency_ms = latency_ms
+        self.every = every or float(os.environ.get("LIVENESS_LAB_LIVE_REFRESH", "2"))
+        self._greenlet = None
+        self.clear(None)
+
+    def clear(self, started: float | None) -> None:
+        """Forget everything; STARTED (epoch seconds) is the new time zero, None until a swarm starts."""
+        self.started = started
+        self.series = {v.name: {k: [] for k in SERIES} for v in TABLE}
+        self.markers = {v.name: [] for v in TABLE}
+        self._seen_events = {}  # event uid -> count already marked
+        self._pods = {}  # pod name -> {"variant", "baseline", "restarts"}
+        self._swarmed = set()  # variants with requests in this history
+        self.updated = None
+
+    # --- sampling ---
+
+    def sample(self, now: float | None = None) -> None:
+        """One sample of every variant's load and pods, and the events new since the last one."""
+        now = time.time() if now is None else now
+        if self.started is None:
+            self.started = now
+        stats = self._stats_of()
+        pods, events = self._kube_records()
+        self._mark_events(events)
+        self._mark_restarts(pods, now)
+        for v in TABLE:
+            entry = stats.entries.get((request_name(v.name), "GET")) if stats is not None else None
+            mine = [p for p in pods if p["variant"] == v.name and not p["deleting"]]
+            s = self.series[v.name]
+            if entry is not None and entry.num_requests:
+                self._swarmed.add(v.name)
+            # Locust's own current rates (what its Charts tab plots): the last 10 s of one-second
+            # buckets, 2 s back. Answered = all requests less the failed ones.
+            rps = entry.current_rps if entry else 0.0
+            fps = entry.current_fail_per_sec if entry else 0.0
+            s["t"].append(round(now, 1))
+            s["rps"].append(round(max(0.0, rps - fps), 2))
+            s["fps"].append(round(fps, 2))
+            s["p50"].append(entry.get_current_response_time_percentile(0.5) if entry else None)
+            s["p95"].append(entry.get_current_response_time_percentile(0.95) if entry else None)
+            known = self.poller is not None and self.poller.error is None
+            s["ready"].append(sum(p["ready"] for p in mine) if known else None)
+            s["pods"].append(len(mine) if known else None)
+            s["restarts"].append(self._restarts(v.name) if known else None)
+        self.updated = now
+
+    def _kube_records(self):
+        if self.poller is None or self.poller.error is not None:
+            return [], []
+        return self.poller.pods, self.poller.events
+
+    def _mark_events(self, events: list[dict]) -> None:
+        """A marker per liveness failure and kill since the swarm started. The API aggregates repeats into
+        one event with a count and its last time: a marker at `first` when first seen (if it falls in the
+        swarm), and at `last` whenever the count has grown since."""
+        for e in events:
+            kind = "kill" if is_liveness_kill(e) else "failure" if is_liveness_failure(e) else None
+            if kind is None or e["variant"] not in self.markers:
+                continue
+            seen = self._seen_events.get(e["uid"])
+            if seen is not None and e["count"] <= seen:
+                continue
+            times = [e["last"]] if seen is not None else sorted({e["first"], e["last"]} - {None})
+            for t in times:
+                if t is not None and t >= self.started - 1:  # event times are whole seconds
+                    self._add_marker(e["variant"], kind, t, e["pod"], e["message"], e["count"])
+            self._seen_events[e["uid"]] = e["count"]
+
+    def _mark_restarts(self, pods: list[dict], now: float) -> None:
+        """A marker per container restart seen since the swarm started: a pod's restart count grew. The
+        time is when the old container ended (its lastState), else when the count was seen to grow."""
+        for p in pods:
+            if p["variant"] not in self.markers:
+                continue
+            known = self._pods.get(p["name"])
+            if known is None:
+                # A pod there at the first sample keeps the restarts it had as a baseline; one created
+                # during the swarm counts all of its restarts.
+                first = not any(self.series[v.name]["t"] for v in TABLE)
+                known = self._pods[p["name"]] = {"variant": p["variant"], "baseline": p["restarts"] if first else 0, "restarts": p["restarts"] if first else 0}
+            if p["restarts"] > known["restarts"]:
+                t = p["lastTerminatedAt"] if p["lastTerminatedAt"] and p["lastTerminatedAt"] >= self.started - 1 else now
+                why = ", ".join(str(x) for x in (p["lastTerminatedReason"], p["lastTerminatedExitCode"] and f"exit code {p['lastTerminatedExitCode']}") if x)
+                self._add_marker(p["variant"], "restart", t, p["name"], f"container restarted ({why or 'reason not reported'}), restart {p['restarts']}", 1)
+                known["restarts"] = p["restarts"]
+
+    def _restarts(self, variant: str) -> int:
+        return sum(k["restarts"] - k["baseline"] for k in self._pods.values() if k["variant"] == variant)
+
+    def _add_marker(self, variant, kind, t, pod, message, count):
+        self.markers[variant].append({"t": round(t, 3), "kind": kind, "pod": pod, "message": message[:300], "count": count})
+        self.markers[variant].sort(key=lambda m: m["t"])
+
+    # --- the JSON ---
+
+    def to_json(self, now: float | None = None, state: str | None = None) -> dict:
+        """What GET /liveness-lab/live returns (see the module docstring)."""
+        now = time.time() if now is None else now
+        if self.poller is None:
+            kube = {"ok": False, "error": "the Pods tab is off (LIVENESS_LAB_PODS_TAB=off): no pod data", "namespace": None}
+        else:
+            kube = {"ok": self.poller.error is None, "error": self.poller.error, "namespace": self.poller.kube.namespace,
+                    "updated": self.poller.updated}
+        variants = []
+        for v in TABLE:
+            s = self.series[v.name]
+            swarmed = v.name in self._swarmed
+            has_pods = any(s["pods"])
+            if not (swarmed or has_pods or self.markers[v.name]):
+                continue
+            variants.append({"name": v.name, "mode": v.mode, "colour": style.variant_colour(v.name), "swarmed": swarmed,
+                             "has_pods": has_pods, "series": s, "markers": self.markers[v.name]})
+        return {
+            "started": self.started, "now": round(now, 3), "updated": self.updated, "state": state,
+            "refresh_s": self.every, "latency_ms": self.latency_ms, "kube": kube,
+            "style": {"markers": style.MARKERS, "reference": style.REFERENCE_COLOUR},
+            "variants": variants,
+        }
+
+    # --- the greenlet ---
+
+    def _loop(self, state_of):
+        while True:
+            try:
+                if state_of() in SAMPLED_STATES:
+                    self.sample()
+            except Exception:  # never let the tab take Locust down
+                log.exception("Live tab sample failed")
+            gevent.sleep(self.every)
+
+    def start(self, state_of):
+        if self._greenlet is None:
+            self._greenlet = gevent.spawn(self._loop, state_of)
+
+    def stop(self):
+        if self._greenlet is not None:
+            self._greenlet.kill(block=False)
+            self._greenlet = None
+
+
+def install(environment, poller=None) -> LiveHistory | None:
+    """Adds GET /liveness-lab/live to ENVIRONMENT's web UI (master or local runner) and starts sampling."""
+    web_ui = environment.web_ui
+    if web_ui is None:
+        return None
+
+    def runner_stats():
+        return environment.runner.stats if environment.runner is not None else None
+
+    def state():
+        return getattr(environment.runner, "state", None)
+
+    history = LiveHistory(runner_stats, poller, getattr(environment.parsed_options, "latency_ms", DEFAULT_LATENCY_MS))
+
+    @environment.events.test_start.add_listener
+    def _new_swarm(**_kwargs):
+        history.latency_ms = getattr(environment.parsed_options, "latency_ms", DEFAULT_LATENCY_MS)
+        history.clear(time.time())
+
+    @environment.events.reset_stats.add_listener
+    def _reset(**_kwargs):
+        history.clear(time.time() if state() in SAMPLED_STATES else None)
+
+    blueprint = Blueprint("liveness_lab_live", __name__)
+
+    @blueprint.route("/liveness-lab/live")
+    def live_json():
+        # Compact: the whole history goes to every open tab every refresh (an hour of two variants: 140 KiB).
+        return Response(json.dumps(history.to_json(state=state()), separators=(",", ":")), mimetype="application/json")
+
+    web_ui.app.register_blueprint(blueprint)
+    history.start(state)
+    return history
