@@ -1,4 +1,5 @@
-"""The lab's command line, for scripts/lab.sh (from locust/, in the repository's .venv):
+"""The catalogue's and the judge's own command line, for a person at the keyboard (from locust/, in the
+repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts/lab.sh):
 
     python -m lab list [--only a,b] [--quick]    the scenarios to run, one name a line, in catalogue order
     python -m lab check                          load every scenario file; exit 1 naming the bad one

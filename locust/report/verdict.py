@@ -260,8 +260,11 @@ class ProbeEvents:
     killing: int
 
 
-def probe_events(timeline: list[dict], variant: str, phases: Phases) -> ProbeEvents:
-    events = [r for r in timeline if r["kind"] == "event" and r["variant"] == variant and r["last"] is not None and r["last"] >= phases.start - CLOCK_SLACK_S]
+def probe_events(timeline: list[dict], variant: str, phases: Phases, pods: list[str] | None = None) -> ProbeEvents:
+    """PODS: the pods the run saw (its snapshots); events of others (a rollout's old pods, gone before
+    the run began) are not the run's."""
+    events = [r for r in timeline if r["kind"] == "event" and r["variant"] == variant and r["last"] is not None and r["last"] >= phases.start - CLOCK_SLACK_S
+              and (pods is None or r["pod"] in pods)]
 
     def times(match):
         return [PodTime(p, t) for p, t in sorted({(e["pod"], e["last"]) for e in events if match(e)}, key=lambda x: x[1])]
@@ -394,7 +397,7 @@ class VariantAnalysis:
 
 def analyze_variant(variant: str, data: RunData, phases: Phases, settings: VariantSettings | None = None) -> VariantAnalysis:
     pods = pod_history(data.timeline, variant)
-    probes = probe_events(data.timeline, variant, phases)
+    probes = probe_events(data.timeline, variant, phases, pods.pods if pods.pods else None)
     attribute_restarts(pods.restarts, probes, phases)
     rows = series(data.history, variant)
     return VariantAnalysis(

@@ -82,11 +82,12 @@ LL_START=${LL_START:-$(ll_now)}
 # log MESSAGE: a progress line on stderr, with the seconds since the script started.
 log() { printf '[%4ss] %s\n' "$(($(ll_now) - LL_START))" "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
-# die MESSAGE [HOW-TO-FIX]: the error and what to do about it, then exit 1.
+# die MESSAGE [HOW-TO-FIX]: the error and what to do about it, then exit LL_DIE_STATUS (default 1; the
+# scripted runs' wrappers set 3, their code for set-up errors: locust/liveness_lab/exits.py).
 die() {
   printf 'error: %s\n' "$1" >&2
   [ $# -gt 1 ] && printf '  fix: %s\n' "$2" >&2
-  exit 1
+  exit "${LL_DIE_STATUS:-1}"
 }
 
 # step NAME COMMAND...: runs COMMAND with its output in $LL_LOGS/NAME.log, says how long it took,

@@ -38,6 +38,24 @@ ensure_locust_venv() {
   fi
 }
 
+# exec_liveness_lab SCRIPT SUBCOMMAND [ARG...]: replaces this shell with `python -m liveness_lab
+# SUBCOMMAND ARG...` (locust/liveness_lab/__main__.py) from the .venv, installed first; SCRIPT (demo.sh)
+# names the command in its --help and messages. --help answers without installing anything: the parser
+# needs only the standard library.
+exec_liveness_lab() {
+  local script=$1 sub=$2 python=$LL_VENV/bin/python
+  shift 2
+  export LIVENESS_LAB_PROG="scripts/$script" PYTHONPATH="$LL_ROOT/locust${PYTHONPATH:+:$PYTHONPATH}"
+  export LIVENESS_LAB_KUBE_CONTEXT="${LIVENESS_LAB_KUBE_CONTEXT:-kind-$KIND_CLUSTER_NAME}"
+  case " $* " in
+    *" -h "* | *" --help "*)
+      [ -x "$python" ] || python=${LIVENESS_LAB_PYTHON:-python3}
+      exec "$python" -m liveness_lab "$sub" "$@" ;;
+  esac
+  ensure_locust_venv runtime
+  exec "$python" -m liveness_lab "$sub" "$@"
+}
+
 # lock_locust_requirements [UV-OPTION...]: regenerates requirements.lock from requirements.txt, then
 # requirements-dev.lock from requirements-dev.txt within it, with the uv pinned in requirements-dev.txt.
 # uv resolves once for every platform (--universal) from LOCUST_PYTHON_MIN on, one version per package

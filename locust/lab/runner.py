@@ -1,0 +1,195 @@
+"""The lab's run over the cluster (``python -m liveness_lab lab``, what ``scripts/lab.sh`` runs): per
+scenario, helm upgrade the release with its own values plus the scenario's overlay, wait until the
+swarmed variants run fresh pods, Ready and settled, run the scripted demo in this process (under the
+lab's cluster lock), judge it against the prediction (lab.judge), restore the release (helm rollback to
+the revision before); then the matrix. Ctrl-C, SIGTERM or an error restores the release first.
+"""
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from liveness_lab import release as rel
+from liveness_lab.console import LOG, log_file
+from liveness_lab.demo import ROOT, Demo, DemoOptions, env_seconds
+from liveness_lab.exits import CANNOT_TELL, HELD, NOT_HELD, SetupError
+from liveness_lab.lock import ClusterLock, ConfigMapStore
+
+from . import catalogue, judge, matrix
+
+EXIT = {judge.HELD: HELD, judge.NOT_HELD: NOT_HELD, judge.CANNOT_TELL: CANNOT_TELL}
+# At most this long per scenario run, for the lock's expiry.
+SCENARIO_MAX_S = 600
+
+
+@dataclass
+class LabOptions:
+    only: list[str] | None = None
+    quick: bool = False
+    repeat: int = 1
+    out: str | None = None
+    command: str = "scripts/lab.sh"
+
+
+def worst(codes: list[int]) -> int:
+    """Not held (1) outranks cannot tell (2), which outranks held (0)."""
+    if NOT_HELD in codes:
+        return NOT_HELD
+    return CANNOT_TELL if CANNOT_TELL in codes else HELD
+
+
+def demo_options(scenario: catalogue.Scenario, folder: Path) -> DemoOptions:
+    """The scripted run of SCENARIO's load into FOLDER."""
+    load = scenario.load
+    return DemoOptions(hold=load["hold"], ramp=load["ramp"], quiet=load["quiet"], users=load["users"], rate=float(load["rate"]),
+                       latency_ms=load.get("latency_ms"), variants=list(scenario.variants), out=folder,
+                       command=f"scripts/lab.sh (scenario {scenario.name})")
+
+
+def duration(seconds: str) -> int:
+    """helm's --timeout forms as seconds (10m, 600s), for subprocess time limits."""
+    seconds = seconds.strip()
+    mult = 60 if seconds.endswith("m") else 1
+    return int(seconds.rstrip("ms") or 0) * mult
+
+
+class Lab:
+    def __init__(self, opts: LabOptions, console=None, environ=os.environ):
+        self.opts, self.console, self.environ = opts, console, environ
+        self.helm_timeout = environ.get("LIVENESS_LAB_HELM_TIMEOUT") or "10m"
+        self.settle = env_seconds("LIVENESS_LAB_SETTLE", 20, environ)
+        self.restore_to: int | None = None
+        self.claim = None
+        self.api = None
+        self.helm = None
+        self.out: Path | None = None
+
+    def choose(self) -> list[catalogue.Scenario]:
+        try:
+            catalogue.load_catalogue()  # every file loads cleanly before the cluster is touched
+            chosen = catalogue.load_catalogue(only=self.opts.only, quick=self.opts.quick)
+        except catalogue.ScenarioError as e:
+            raise SetupError(f"a scenario is wrong: {e}", "fix the field it names (python -m lab check, from locust/)") from e
+        if not chosen:
+            raise SetupError("no scenario chosen", "check --only and --quick")
+        return chosen
+
+    def connect(self) -> None:
+        try:
+            self.api = rel.ClusterApi()
+            self.api.deployments()
+        except rel.ApiUnavailable as e:
+            raise SetupError(f"the cluster's API does not answer ({e})", "scripts/cluster-up.sh first") from e
+        self.helm = rel.Helm(self.api.release, self.api.namespace, self.api.context)
+        try:
+            self.helm.revision()
+        except (rel.HelmFailed, OSError, ValueError, KeyError) as e:
+            raise SetupError(f"release {self.api.release} is not installed ({e})", "scripts/cluster-up.sh first") from e
+
+    def restore(self) -> None:
+        """Back to the revision before the scenario's upgrade, when one is pending."""
+        if self.restore_to is None:
+            return
+        revision, self.restore_to = self.restore_to, None
+        LOG.info("restoring release %s to revision %s", self.api.release, revision)
+        try:
+            self.helm.run("rollback", self.api.release, str(revision), "--wait", "--timeout", self.helm_timeout,
+                          log=self.out / "restore.log", timeout=duration(self.helm_timeout) + 60)
+        except (rel.HelmFailed, OSError) as e:
+            raise SetupError(f"could not restore the release to revision {revision} ({e}; log: {self.out / 'restore.log'})",
+                             f"helm rollback {self.api.release} {revision} -n {self.api.namespace} --kube-context {self.api.context}") from e
+
+    def fresh_pods(self, since: float, variants: list[str]) -> None:
+        """Each variant runs pods created after SINCE: those the upgrade did not replace are rolled out
+        again, so no scenario inherits a restart count, a back-off or a warm JIT from the one before. Then
+        the demo's own wait (rolled out, none terminating, Ready for LIVENESS_LAB_SETTLE s) follows."""
+        pods = self.api.pods()
+        for v in variants:
+            stale = [p for p in pods.get("items", []) if (p["metadata"].get("labels") or {}).get(rel.COMPONENT_LABEL) == v
+                     and not p["metadata"].get("deletionTimestamp") and (rel.parse_time(p["metadata"].get("creationTimestamp")) or 0) < since]
+            if stale:
+                LOG.info("%s: %s pod(s) from before the upgrade: rolling them out again", v, len(stale))
+                self.api.restart_deployment(f"{self.api.release}-{v}")
+
+    def run_scenario(self, scenario: catalogue.Scenario, folder: Path) -> int:
+        folder.mkdir(parents=True, exist_ok=True)
+        overlay = folder / "values-overlay.yaml"
+        with open(overlay, "w") as f:
+            f.write(f"# scenario {scenario.name}: {scenario.setting or scenario.title}\n")
+            yaml.safe_dump(scenario.values, f, sort_keys=False)
+        t0 = time.time()
+        since = int(t0)  # creationTimestamp has whole seconds
+        self.restore_to = self.helm.revision()
+        LOG.info("%s: helm upgrade with the release's values + %s/values-overlay.yaml (restore point: revision %s)", scenario.name, folder.name, self.restore_to)
+        try:
+            self.helm.run("upgrade", self.api.release, str(ROOT / "chart"), "-f", str(self.out / "release-values.yaml"), "-f", str(overlay),
+                          "--wait", "--timeout", self.helm_timeout, log=folder / "helm-upgrade.log", timeout=duration(self.helm_timeout) + 60)
+        except rel.HelmFailed as e:
+            raise SetupError(f"{scenario.name}: helm upgrade failed (log: {folder / 'helm-upgrade.log'}): {e}", "the release is restored on exit") from e
+        self.fresh_pods(since, scenario.variants)
+        demo = Demo(demo_options(scenario, folder), self.console, self.environ, api=self.api, print_summary=False)
+        t1 = time.time()
+        LOG.info("%s: upgraded after %.0f s; the scripted demo (log: %s)", scenario.name, t1 - t0, folder / "demo.log")
+        # The demo's own verdict is on the demo's claim, not on this scenario's: the judge decides.
+        with log_file(folder / "demo.log"):
+            try:
+                demo.run()
+            except SetupError as e:
+                LOG.error("%s", e.message + (f"\n  fix: {e.fix}" if e.fix else ""))
+        if not (folder / "run.json").is_file() or not (folder / "timeline.jsonl").is_file():
+            tail = "\n".join((folder / "demo.log").read_text().splitlines()[-10:]) if (folder / "demo.log").is_file() else ""
+            raise SetupError(f"{scenario.name}: the scripted demo recorded no run (log: {folder / 'demo.log'})\n{tail}")
+        t2 = time.time()
+        # The demo's own wait for a settled release is preparation too: the run starts with the load.
+        t1 = max(t1, float(json.loads((folder / "run.json").read_text()).get("locust_started") or t1))
+        result = judge.judge_scenario(scenario, folder)
+        judge.write(result, folder)
+        text = [f"{scenario.name}: {result.outcome}"] + [f"  {x.text()}" for x in result.lines] + [f"  cannot tell: {w}" for w in result.why_cannot_tell]
+        (folder / "judgement.txt").write_text("\n".join(text) + "\n")
+        for line in text:
+            LOG.info("    %s", line)
+        self.restore()
+        t3 = time.time()
+        timing = {"prepareS": round(t1 - t0), "runS": round(t2 - t1), "restoreS": round(t3 - t2), "totalS": round(t3 - t0)}
+        (folder / "timing.json").write_text(json.dumps(timing) + "\n")
+        LOG.info("%s: %s (%s s: prepare %s, run %s, restore %s)", scenario.name, result.outcome, timing["totalS"], timing["prepareS"], timing["runS"], timing["restoreS"])
+        return EXIT[result.outcome]
+
+    def run(self) -> int:
+        scenarios = self.choose()
+        self.out = (Path(self.opts.out) if self.opts.out else ROOT / "reports" / time.strftime("lab-%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+        self.out.mkdir(parents=True, exist_ok=True)
+        with log_file(self.out / "lab.log"):
+            self.connect()
+            try:
+                # The cluster lock for the whole lab, before the first upgrade and until the last restore; the
+                # demos it runs find its token (LIVENESS_LAB_LOCK_TOKEN) and run under it.
+                lock = ClusterLock(ConfigMapStore(self.api.core, self.api.namespace), self.api.context, environ=self.environ, clone=str(ROOT))
+                self.claim = lock.claim("lab.sh", len(scenarios) * self.opts.repeat * SCENARIO_MAX_S, self.opts.command)
+                (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
+                LOG.info("lab: %s scenario(s) x %s into %s: %s", len(scenarios), self.opts.repeat, self.out, " ".join(s.name for s in scenarios))
+                started, codes = time.time(), []
+                for i in range(1, self.opts.repeat + 1):
+                    for s in scenarios:
+                        folder = self.out / (s.name if self.opts.repeat == 1 else f"{s.name}-{i}")
+                        codes.append(self.run_scenario(s, folder))
+                matrix.build(self.out)
+                LOG.info("lab done in %.0f s: %s (table: %s)", time.time() - started, self.out / "matrix.html", self.out / "matrix.md")
+                return worst(codes)
+            finally:
+                if self.restore_to is not None:
+                    LOG.warning("stopped during a scenario: restoring the release first")
+                    try:
+                        self.restore()
+                    except SetupError as e:
+                        LOG.warning("%s; restore it by hand: %s", e.message, e.fix)
+                if self.claim is not None:
+                    self.claim.release()
+
+
+def run_lab(opts: LabOptions, console=None, environ=os.environ) -> int:
+    return Lab(opts, console, environ).run()

@@ -1,0 +1,58 @@
+"""``python -m liveness_lab demo|lab``: the scripted runs (see cli.py for the flags, exits.py for the exit
+codes). scripts/demo.sh and scripts/lab.sh are the commands users type; they prepare the .venv and exec
+here."""
+
+import os
+import shlex
+import signal
+import sys
+
+from .cli import parse
+from .exits import INTERRUPTED, SETUP, TERMINATED, SetupError, Terminated
+
+
+def _terminated(*_):
+    raise Terminated()
+
+
+def main(argv=None, environ=os.environ) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    prog = environ.get("LIVENESS_LAB_PROG")  # the wrapper's name, for --help and messages
+    args = parse(argv, prog)
+    from .console import LOG, setup
+    from .release import DEFAULT_CONTEXT, DEFAULT_NAMESPACE
+
+    # One cluster for every client of the run (the recorder's, the lock's, the Deployments' reader).
+    environ.setdefault("LIVENESS_LAB_KUBE_CONTEXT", DEFAULT_CONTEXT)
+    environ.setdefault("LIVENESS_LAB_NAMESPACE", DEFAULT_NAMESPACE)
+
+    console = setup()
+    signal.signal(signal.SIGTERM, _terminated)
+    command = f"{prog or 'scripts/' + args.command + '.sh'}" + (" " + shlex.join(argv[1:]) if len(argv) > 1 else "")
+    try:
+        if args.command == "demo":
+            from .demo import DemoOptions, run_demo
+
+            opts = DemoOptions(hold=args.hold, ramp=args.ramp, quiet=args.quiet, users=args.users, rate=args.rate,
+                               latency_ms=args.latency_ms, variants=args.variants, out=args.out, keep_pods=args.keep_pods,
+                               stop_swarm=args.stop_swarm, command=command)
+            return run_demo(opts, console, environ)
+        from lab.runner import LabOptions, run_lab
+
+        return run_lab(LabOptions(only=args.only, quick=args.quick, repeat=args.repeat, out=args.out, command=command), console, environ)
+    except SetupError as e:
+        LOG.error("%s", e.message + (f"\n  fix: {e.fix}" if e.fix else ""))
+        return SETUP
+    except KeyboardInterrupt:
+        LOG.warning("interrupted")
+        return INTERRUPTED
+    except Terminated:
+        LOG.warning("terminated")
+        return TERMINATED
+    except Exception as e:  # a bug, or something nobody foresaw: never a verdict (1 is FAIL)
+        LOG.error("the run broke: %s: %s (the traceback is in the run's log file)\n  fix: report it with that log", type(e).__name__, e, exc_info=True)
+        return SETUP
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""The command line of the scripted runs: ``python -m liveness_lab demo|lab`` (from locust/, in the
+repository's .venv), which ``scripts/demo.sh`` and ``scripts/lab.sh`` exec into with the same flags.
+Building the parser imports nothing beyond the standard library, so ``--help`` answers anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .exits import HELP as EXIT_HELP
+from .exits import SETUP
+
+DEMO = """\
+The scripted run: swarms the chosen variants with the same offered load (ramp, hold, cool-down, then a
+quiet period), records Locust's stats history and a timeline of the pods and their events, and writes
+reports/<timestamp>/ with report.html, the PNG plots, summary.md and the raw data. PASS when every
+blocking pod restarted after liveness failures and the reactive pods never failed a probe, never
+restarted and served every request. Brings the cluster up first when it is not (scripts/cluster-up.sh).
+
+Defaults come from the release in the cluster, as it runs now: the variants it deploys, the latency its
+service answers with (DEMO_LATENCY_MS of the Deployments: the chart's latencyMs), and the probes the
+kubelet runs (recorded in run.json; the kills are timed against them). So after
+`helm upgrade liveness-lab chart -n liveness-lab --reuse-values --set latencyMs=500 --wait` the next run
+asks for 500 ms. Change probes the same way; the flags below override the rest.
+
+The run starts from the release as it now is: it waits until the chosen variants have rolled out, no
+old pod is still terminating and every pod has been Ready for LIVENESS_LAB_SETTLE seconds (or stops
+with exit 3, saying what is still wrong), so a rollout just before it never counts against a variant.
+Pods that restarted before (an earlier run) are replaced first: they would carry their CrashLoopBackOff
+delay and the kubelet's spent event budget into the run.
+
+A run owns the cluster: it takes a lock in the cluster (ConfigMap liveness-lab-run-lock) and refuses to
+start while another scripted run holds it, from any clone or machine, naming the holder and how to clear
+a lock left behind; it stops a swarm started in the in-cluster Locust's web UI (or refuses, with
+--no-stop-swarm) and waits for the variants to be idle. Its report compares the requests each variant's
+pods served with those Locust offered, and gives no verdict over load it did not offer. Locust runs on
+the host against kind's NodePorts on 127.0.0.1 (http://127.0.0.1:3008x).
+
+The defaults offer 20 req/s per variant of 1 s each: 20 requests in flight against a blocking pod's 4
+event loops saturates it at once, while the reactive pod keeps 20 timers and uses little CPU, so a
+2-core machine shows the effect without starving anyone (the report checks that it did not).
+"""
+
+ENV_DEMO = """\
+environment (defaults):
+  LIVENESS_LAB_READY_WAIT=300s   how long the release may take to settle (kubectl's forms: 300, 300s, 5m)
+  LIVENESS_LAB_SETTLE=20         seconds every pod must have been Ready before the load
+  LIVENESS_LAB_LATENCY_MS        the latency, when --latency-ms is not given (default: the release's)
+  LIVENESS_LAB_LOCK_TOKEN        set by a parent run holding the cluster lock: run under its lock
+  LIVENESS_LAB_LOCUST_UI=http://127.0.0.1:8089   the in-cluster Locust's web UI, asked for its swarm
+  LIVENESS_LAB_KUBE_CONTEXT=kind-liveness-lab, LIVENESS_LAB_NAMESPACE=liveness-lab   where the release is
+Progress lines go to stderr and to <out>/run.log; the summary to stdout.
+"""
+
+LAB = """\
+The lab (issue 13): runs the scenario catalogue in locust/scenarios/ (one YAML file per probe lesson: a
+chart values overlay, the variants to swarm, the load, the predicted outcome) on the kind cluster that
+scripts/cluster-up.sh brought up, and writes one matrix. Per scenario: helm upgrade the release with its
+own values plus the scenario's overlay, wait until the swarmed variants run fresh pods, Ready and settled,
+run the scripted demo with the scenario's load (in this process, under the lab's cluster lock), judge
+the run against the prediction, restore the release (helm rollback to the revision before), go on.
+Writes reports/lab-<timestamp>/: <scenario>[-<i>]/ (the demo's report, lab.json, judgement.txt,
+timing.json, demo.log), matrix.md, a self-contained matrix.html and lab.log. Ctrl-C or an error restores
+the release first.
+
+Adding a scenario needs no code: a new file in locust/scenarios/ (its header says what goes in it;
+`python -m lab check` from locust/ checks them all). 2.5 to 4.7 minutes per scenario on 2 cores (about
+41 for all twelve): a rollout, the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
+"""
+
+ENV_LAB = """\
+environment (defaults):
+  LIVENESS_LAB_HELM_TIMEOUT=10m   how long a helm upgrade or rollback may take
+  LIVENESS_LAB_SETTLE=20          seconds to let fresh JVMs settle before the load
+  LIVENESS_LAB_READY_WAIT=300s, LIVENESS_LAB_LOCUST_UI, LIVENESS_LAB_KUBE_CONTEXT, LIVENESS_LAB_NAMESPACE: as for demo
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with usage errors on exit code 3 (argparse's own is 2, a verdict here)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(SETUP, f"error: {message}\n  fix: see {self.prog} --help\n")
+
+
+def whole(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number")
+    return int(text)
+
+
+def above_zero(text: str) -> int:
+    n = whole(text)
+    if n == 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return n
+
+
+def rate(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number (e.g. 1.5)") from None
+    if not x > 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return x
+
+
+def names(text: str) -> list[str]:
+    found = [n.strip() for n in text.split(",") if n.strip()]
+    if not found:
+        raise argparse.ArgumentTypeError("is empty (e.g. blocking,reactive)")
+    return found
+
+
+def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh") -> Parser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    top = Parser(prog="python -m liveness_lab", description="liveness-lab's scripted runs.", epilog=EXIT_HELP, formatter_class=fmt)
+    sub = top.add_subparsers(dest="command", required=True, parser_class=Parser)
+    d = sub.add_parser("demo", prog=prog_demo, description=DEMO, epilog=ENV_DEMO + "\n" + EXIT_HELP, formatter_class=fmt, help="the scripted run")
+    d.add_argument("--hold", type=above_zero, default=180, metavar="SECONDS", help="time at full load (default 180)")
+    d.add_argument("--ramp", type=whole, default=10, metavar="SECONDS", help="time to reach full load (default 10)")
+    d.add_argument("--quiet", type=whole, default=90, metavar="SECONDS", help="time without load afterwards, to watch recovery (default 90)")
+    d.add_argument("--users", type=above_zero, default=20, metavar="N", help="users per variant (default 20)")
+    d.add_argument("--rate", type=rate, default=1.0, metavar="R", help="requests per second each user aims for (default 1)")
+    d.add_argument("--latency-ms", type=whole, default=None, metavar="MS",
+                   help="latency each request asks for (default: LIVENESS_LAB_LATENCY_MS, else the release's, DEMO_LATENCY_MS of its Deployments: the chart's latencyMs)")
+    d.add_argument("--variants", type=names, default=None, metavar="LIST",
+                   help="comma-separated names from the variant table, chart/values.yaml `variants:` (default: those the release deploys); a variant off in the release must be enabled first")
+    d.add_argument("--out", default=None, metavar="DIR", help="report folder (default reports/<UTC timestamp>)")
+    d.add_argument("--keep-pods", action="store_true", help="do not replace pods that restarted before the run")
+    d.add_argument("--no-stop-swarm", dest="stop_swarm", action="store_false",
+                   help="refuse to run while the in-cluster Locust swarms (default: stop its swarm, and say so)")
+    lab = sub.add_parser("lab", prog=prog_lab, description=LAB, epilog=ENV_LAB + "\n" + EXIT_HELP, formatter_class=fmt, help="the scenario catalogue")
+    lab.add_argument("--only", type=names, default=None, metavar="LIST", help="comma-separated scenario names (the files' names without .yaml); default: all")
+    lab.add_argument("--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~6.5 min)")
+    lab.add_argument("--repeat", type=above_zero, default=1, metavar="N", help="run the chosen scenarios N times (folders <scenario>-1 .. -N; the matrix says k of N)")
+    lab.add_argument("--out", default=None, metavar="DIR", help="lab folder (default reports/lab-<UTC timestamp>)")
+    top.subs = {"demo": d, "lab": lab}
+    return top
+
+
+def parse(argv: list[str], prog: str | None = None) -> argparse.Namespace:
+    """ARGV parsed; an unknown flag is a usage error of its subcommand (exit 3), named as the scripts
+    named it: "unknown argument: --bogus"."""
+    top = parser(prog_demo=prog or "scripts/demo.sh", prog_lab=prog or "scripts/lab.sh")
+    args, extra = top.parse_known_args(argv)
+    if extra:
+        top.subs[args.command].error(f"unknown argument: {extra[0]}")
+    return args

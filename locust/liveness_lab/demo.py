@@ -1,0 +1,435 @@
+"""The scripted run (``python -m liveness_lab demo``, what ``scripts/demo.sh`` runs): swarms the chosen
+variants with the same offered load (ramp, hold, cool-down, then a quiet period), records Locust's stats
+history and a timeline of the pods and their events, and builds reports/<timestamp>/ (report.html, the
+PNG plots, summary.md, verdict.json and the raw data). Its exit code is the verdict (exits.py).
+
+The run starts from the release as it now is: its defaults (variants, latency, probes) are read from the
+Deployments, and it waits until the chosen variants have rolled out, no old pod is still terminating and
+every pod has been Ready for a while (``LIVENESS_LAB_SETTLE``), or stops saying why. So the pods it
+judges are the ones that served its load, and a rollout just before it is never a verdict against a
+variant.
+"""
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from report.settings import settings_by_variant
+
+from . import DEFAULT_LATENCY_MS
+from . import release as rel
+from .console import LOG, log_file
+from .exits import SetupError
+from .kube import Kube
+from .lock import ClusterLock, ConfigMapStore
+from .swarm import ensure_no_swarm, locust_ui, wait_variants_idle
+from .variants import VARIANTS, user_class
+
+LOCUST_DIR = Path(__file__).resolve().parents[1]
+ROOT = LOCUST_DIR.parent
+COOLDOWN_S = 5
+# The recorder starts this long before Locust, for a baseline, and stops this long after it.
+RECORDER_LEAD_S, RECORDER_TAIL_S = 5, 3
+
+
+@dataclass
+class DemoOptions:
+    """The command line of one scripted run; None: from the release (or the default named)."""
+
+    hold: int = 180
+    ramp: int = 10
+    quiet: int = 90
+    users: int = 20
+    rate: float = 1.0
+    latency_ms: int | None = None
+    variants: list[str] | None = None
+    out: Path | None = None
+    keep_pods: bool = False
+    stop_swarm: bool = True
+    cooldown: int = COOLDOWN_S
+    command: str = "scripts/demo.sh"  # recorded in the cluster lock, so a refused run can say who holds it
+
+    @property
+    def total_s(self) -> int:
+        return self.ramp + self.hold + self.cooldown + self.quiet
+
+
+@dataclass
+class Plan:
+    """What the run will do, once the release was read."""
+
+    variants: list[str]
+    latency_ms: int
+    latency_source: str  # "--latency-ms", "LIVENESS_LAB_LATENCY_MS", "release" or "default"
+    out: Path
+
+    @property
+    def user_classes(self) -> list[str]:
+        return [user_class(v) for v in self.variants]
+
+
+@dataclass
+class RunRecord:
+    """run.json: the run's parameters and the settings it ran with (report.verdict reads it)."""
+
+    variants: str
+    users_per_variant: int
+    rate_per_user: float
+    latency_ms: int
+    phases: dict
+    locust_started: float
+    namespace: str
+    settings: dict | None
+    latency_source: str = "release"
+    target: str = "host: kind NodePorts on 127.0.0.1"
+    cpus: int | None = None
+    commit: str = "unknown"
+    release_latency_ms: dict = field(default_factory=dict)
+
+    def write(self, folder: Path) -> Path:
+        path = Path(folder) / "run.json"
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
+        return path
+
+
+def env_seconds(name: str, default: int, environ=os.environ) -> int:
+    """A duration setting in kubectl's forms a person writes: 300, 300s, 5m."""
+    raw = (environ.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        if raw.endswith("m"):
+            return int(raw[:-1]) * 60
+        return int(raw.rstrip("s"))
+    except ValueError as e:
+        raise SetupError(f"{name}={raw!r} is not a duration", f"e.g. {name}={default}s") from e
+
+
+def max_run_seconds(opts: DemoOptions, variants: int, ready_wait: int) -> int:
+    """The longest this run can hold the cluster: its timetable, the recorder's margin, the wait for a
+    settled release, and 5 minutes for the rest (replacing pods, the report). A lock older than that is a
+    left-over."""
+    return opts.total_s + 120 + variants * ready_wait + 300
+
+
+def resolve_plan(opts: DemoOptions, defaults: rel.ReleaseDefaults, environ=os.environ) -> Plan:
+    """The variants (--variants, else what the release deploys) and the latency (--latency-ms, else
+    LIVENESS_LAB_LATENCY_MS, else the release's DEMO_LATENCY_MS, else Locust's default)."""
+    variants = opts.variants or defaults.variants
+    if not variants:
+        raise SetupError("the release deploys no variant", "scripts/cluster-up.sh, or helm upgrade ... --set variants.blocking.enabled=true")
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise SetupError(f"--variants {','.join(variants)} names a variant chart/values.yaml does not have", f"choose from {','.join(VARIANTS)}")
+    missing = [v for v in variants if v not in defaults.variants]
+    if missing:
+        v = missing[0]
+        raise SetupError(
+            f"variant '{v}' is not deployed",
+            f"enable it: helm upgrade {rel.release_name()} chart --reuse-values -n {rel.namespace()} --set variants.{v}.enabled=true (or leave it out of --variants)",
+        )
+    if opts.latency_ms is not None:
+        latency, source = opts.latency_ms, "--latency-ms"
+    elif (environ.get("LIVENESS_LAB_LATENCY_MS") or "").strip():
+        raw = environ["LIVENESS_LAB_LATENCY_MS"].strip()
+        if not raw.isdigit():
+            raise SetupError(f"LIVENESS_LAB_LATENCY_MS={raw!r} is not a whole number of ms", "e.g. LIVENESS_LAB_LATENCY_MS=1000")
+        latency, source = int(raw), "LIVENESS_LAB_LATENCY_MS"
+    else:
+        try:
+            latency = defaults.latency_of(variants)
+        except ValueError as e:
+            raise SetupError(f"the variants run with different latencies ({e}): which one should the requests ask for?", "say it: --latency-ms MS") from e
+        source = "release"
+        if latency is None:
+            latency, source = DEFAULT_LATENCY_MS, "default"
+            LOG.warning("the Deployments set no %s: asking for Locust's default, %s ms", rel.LATENCY_ENV, latency)
+    out = Path(opts.out) if opts.out else ROOT / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return Plan(list(variants), int(latency), source, out.resolve())
+
+
+def cpus() -> int | None:
+    """The CPUs the Docker engine (and so kind's node) has, when docker answers."""
+    try:
+        out = subprocess.run(["docker", "info", "--format", "{{.NCPU}}"], capture_output=True, text=True, timeout=15)
+        return int(out.stdout.strip()) if out.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def commit() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+class LiveRecorder:
+    """report.recorder's Recorder in a thread of this process, which also keeps the restarts so far per
+    variant (each pod's restart count over the first one seen) for the progress display."""
+
+    def __init__(self, path: Path, duration: float):
+        from report.recorder import Recorder
+
+        recorder_self = self
+
+        class Watching(Recorder):
+            def write(self, kind, **fields):
+                super().write(kind, **fields)
+                if kind == "pods":
+                    recorder_self.saw(fields.get("pods") or [])
+
+        self.first: dict[str, int] = {}
+        self.restarts: dict[str, int] = {}
+        self.file = open(path, "a", encoding="utf-8")
+        self.recorder = Watching(self.file, Kube(), metrics_kube=Kube())
+        self.thread = threading.Thread(target=self.recorder.run, args=(duration,), name="recorder", daemon=True)
+
+    def saw(self, pods: list[dict]) -> None:
+        counts: dict[str, int] = {}
+        for p in pods:
+            if not p.get("variant"):
+                continue
+            self.first.setdefault(p["name"], p["restarts"])
+            counts[p["variant"]] = counts.get(p["variant"], 0) + p["restarts"] - self.first[p["name"]]
+        self.restarts = counts
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.recorder.stopped = True
+        self.thread.join(timeout=30)
+        self.file.close()
+
+
+def phase_at(opts: DemoOptions, elapsed: float) -> str:
+    edges = [("ramp", opts.ramp), ("hold", opts.hold), ("cool-down", opts.cooldown), ("quiet", opts.quiet)]
+    for name, length in edges:
+        if elapsed < length:
+            return name
+        elapsed -= length
+    return "ending"
+
+
+class Demo:
+    """One scripted run: prepare (cluster, lock, swarm, pods, settled release), swarm, report."""
+
+    def __init__(self, opts: DemoOptions, console=None, environ=os.environ, api: rel.ClusterApi | None = None, print_summary: bool = True):
+        self.opts, self.console, self.environ, self.print_summary = opts, console, environ, print_summary
+        self.api = api
+        self.claim = None
+        self.recorder: LiveRecorder | None = None
+        self.locust: subprocess.Popen | None = None
+
+    # --- the cluster -------------------------------------------------------------------------------
+
+    def _api(self) -> rel.ClusterApi:
+        if self.api is None:
+            try:
+                self.api = rel.ClusterApi()
+            except rel.ApiUnavailable as e:
+                raise SetupError(str(e), "scripts/cluster-up.sh, or set LIVENESS_LAB_KUBE_CONTEXT") from e
+        return self.api
+
+    def read_release(self) -> rel.ReleaseDefaults:
+        """The release's defaults; the cluster brought up first (scripts/cluster-up.sh) when its API does not
+        answer or the release deploys no variant (a variant the release leaves out is the user's to
+        enable: resolve_plan says how)."""
+        defaults = None
+        try:
+            defaults = rel.defaults_from_deployments(self._api().deployments())
+        except (rel.ApiUnavailable, SetupError) as e:
+            LOG.info("the cluster does not answer (%s)", e)
+        if defaults is not None and defaults.variants:
+            LOG.info("cluster up, variants deployed: %s", " ".join(defaults.variants))
+            return defaults
+        LOG.info("cluster or variants not there: running scripts/cluster-up.sh")
+        rc = subprocess.call([str(ROOT / "scripts" / "cluster-up.sh")])
+        if rc != 0:
+            raise SetupError(f"scripts/cluster-up.sh failed (exit {rc})", "see its output above")
+        self.api = None
+        try:
+            return rel.defaults_from_deployments(self._api().deployments())
+        except rel.ApiUnavailable as e:
+            raise SetupError(f"the cluster's API does not answer after scripts/cluster-up.sh: {e}", "scripts/cluster-up.sh") from e
+
+    def wait_settled(self, variants: list[str], ready_wait: int, settle_s: int) -> None:
+        """Until the chosen variants run as the release now says (release.settle_problems), at most
+        READY_WAIT seconds; then a set-up error with what is still wrong."""
+        api = self._api()
+        deadline = time.time() + ready_wait
+        said = None
+        while True:
+            problems = rel.settle_problems(api.deployments(), api.pods(), variants, time.time(), settle_s)
+            if not problems:
+                return
+            if time.time() >= deadline:
+                raise SetupError(
+                    f"the release has not settled after {ready_wait} s: {'; '.join(problems)}",
+                    f"kubectl --context {api.context} -n {api.namespace} get pods; kubectl ... describe pods (or raise LIVENESS_LAB_READY_WAIT)",
+                )
+            # Said again when what is wrong changes, not when a pod has settled a second longer.
+            gist = [re.sub(r"Ready for \d+ s only", "Ready for a while only", p) for p in problems]
+            if gist != said:
+                LOG.info("waiting for the release as it now is: %s", "; ".join(problems))
+                said = gist
+            time.sleep(2)
+
+    def prepare(self, plan: Plan) -> None:
+        api = self._api()
+        ready_wait = env_seconds("LIVENESS_LAB_READY_WAIT", 300, self.environ)
+        settle_s = env_seconds("LIVENESS_LAB_SETTLE", 20, self.environ)
+        # Before anything changes: another run's pods are not ours to replace, nor its swarm ours to stop.
+        lock = ClusterLock(ConfigMapStore(api.core, api.namespace), api.context, environ=self.environ, clone=str(ROOT))
+        self.claim = lock.claim("demo.sh", max_run_seconds(self.opts, len(plan.variants), ready_wait), self.opts.command)
+        ensure_no_swarm(locust_ui(self.environ), self.opts.stop_swarm)
+        if not self.opts.keep_pods:
+            # A pod that restarted before carries its CrashLoopBackOff delay and the kubelet's spent event
+            # budget into the run: replaced, so that every run starts from the same state.
+            restarted = rel.restarted_pods(api.pods(), plan.variants)
+            if restarted:
+                LOG.info("replacing pods that restarted before this run: %s", " ".join(restarted))
+                api.delete_pods(restarted)
+        self.wait_settled(plan.variants, ready_wait, settle_s)
+        wait_variants_idle(Kube(api.namespace), plan.variants)
+
+    # --- the run -----------------------------------------------------------------------------------
+
+    def settings(self) -> dict | None:
+        """The Deployments' settings as the load starts; None when the API does not answer (the verdict
+        then does not time the kills, and says so)."""
+        try:
+            return settings_by_variant(self._api().deployments())
+        except rel.ApiUnavailable as e:
+            LOG.warning("could not read the Deployments' settings (%s): the report will not time the kills", e)
+            return None
+
+    def swarm(self, plan: Plan, defaults: rel.ReleaseDefaults) -> None:
+        o = self.opts
+        plan.out.mkdir(parents=True, exist_ok=True)
+        self.recorder = LiveRecorder(plan.out / "timeline.jsonl", o.total_s + 120)
+        self.recorder.start()
+        time.sleep(RECORDER_LEAD_S)
+        LOG.info("swarming %s: %s users each at %g req/s, %s ms (%s); ramp %ss, hold %ss, quiet %ss (~%s min)",
+                 " ".join(plan.variants), o.users, o.rate, plan.latency_ms, plan.latency_source, o.ramp, o.hold, o.quiet, o.total_s // 60 + 1)
+        settings = self.settings()
+        record = RunRecord(
+            variants=",".join(plan.variants), users_per_variant=o.users, rate_per_user=o.rate, latency_ms=plan.latency_ms,
+            phases={"ramp": o.ramp, "hold": o.hold, "cooldown": o.cooldown, "quiet": o.quiet}, locust_started=0.0,
+            namespace=self._api().namespace, settings=settings, latency_source=plan.latency_source, cpus=cpus(), commit=commit(),
+            release_latency_ms={v: defaults.latency_ms.get(v) for v in plan.variants},
+        )
+        env = dict(self.environ, LIVENESS_LAB_TARGET="host", LIVENESS_LAB_SHAPE="demo", LIVENESS_LAB_PODS_TAB="off",
+                   LIVENESS_LAB_USERS=str(o.users * len(plan.variants)), LIVENESS_LAB_RAMP_S=str(o.ramp), LIVENESS_LAB_HOLD_S=str(o.hold),
+                   LIVENESS_LAB_COOLDOWN_S=str(o.cooldown), LIVENESS_LAB_QUIET_S=str(o.quiet))
+        cmd = [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "--latency-ms", str(plan.latency_ms),
+               "--rate-per-user", f"{o.rate:g}", "--csv", str(plan.out / "locust"), "--csv-full-history",
+               "--html", str(plan.out / "locust.html"), "--loglevel", "WARNING", "--only-summary", *plan.user_classes]
+        # locust_started must be the moment Locust starts: written just before.
+        record.locust_started = round(time.time(), 3)
+        record.write(plan.out)
+        with open(plan.out / "locust.log", "w", encoding="utf-8") as log:
+            log.write(f"$ {shlex.join(cmd)}\n")
+            log.flush()
+            self.locust = subprocess.Popen(cmd, cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+            self.follow(record.locust_started, plan)
+            # Locust exits 1 when any request failed: expected here (the blocking pods); the verdict decides.
+            self.locust.wait()
+        time.sleep(RECORDER_TAIL_S)
+        self.recorder.stop()
+        self.recorder = None
+
+    def restarts_text(self, plan: Plan) -> str:
+        r = self.recorder.restarts if self.recorder else {}
+        return ", ".join(f"{v} {r.get(v, 0)}" for v in plan.variants)
+
+    def follow(self, started: float, plan: Plan) -> None:
+        """While Locust runs: the phase, the time left and the restarts so far, live on a terminal, and a
+        line per phase in the log either way."""
+        o = self.opts
+        progress = task = None
+        if self.console is not None and self.console.is_terminal:
+            from rich.progress import BarColumn, Progress, TextColumn
+
+            # The time left from the timetable, not rich's estimate: the run ends when its phases do.
+            progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), TextColumn("{task.fields[left]} left"),
+                                TextColumn("restarts: {task.fields[restarts]}"), console=self.console, transient=True)
+            task = progress.add_task("ramp", total=o.total_s, left="", restarts=self.restarts_text(plan))
+            progress.start()
+        phase = None
+        try:
+            while self.locust.poll() is None:
+                elapsed = time.time() - started
+                now_phase = phase_at(o, elapsed)
+                if now_phase != phase:
+                    LOG.info("%s (%s s left); restarts so far: %s", now_phase, max(0, round(o.total_s - elapsed)), self.restarts_text(plan))
+                    phase = now_phase
+                if progress is not None:
+                    left = max(0, int(o.total_s - elapsed))
+                    progress.update(task, completed=min(elapsed, o.total_s), description=now_phase, left=f"{left // 60}:{left % 60:02d}",
+                                    restarts=self.restarts_text(plan))
+                time.sleep(1)
+        finally:
+            if progress is not None:
+                progress.stop()
+        LOG.info("load over; restarts during the run: %s", self.restarts_text(plan))
+
+    def report(self, plan: Plan) -> int:
+        from report.build import build
+
+        if not (plan.out / "locust_stats_history.csv").is_file():
+            log = (plan.out / "locust.log").read_text(errors="replace").splitlines()[-8:] if (plan.out / "locust.log").is_file() else []
+            raise SetupError("Locust recorded no stats: " + " | ".join(line.strip() for line in log), f"see {plan.out / 'locust.log'}")
+        result = build(plan.out)
+        if self.print_summary:
+            print((plan.out / "summary.md").read_text(), flush=True)
+        LOG.info("report: %s (summary: %s)", plan.out / "report.html", plan.out / "summary.md")
+        return result.exit_code
+
+    def cleanup(self) -> None:
+        """However the run ends: Locust stopped, the recorder stopped, the cluster lock given back."""
+        if self.locust is not None and self.locust.poll() is None:
+            self.locust.send_signal(signal.SIGINT)
+            try:
+                self.locust.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.locust.kill()
+        if self.recorder is not None:
+            self.recorder.stop()
+            self.recorder = None
+        if self.claim is not None:
+            self.claim.release()
+            self.claim = None
+
+    def run(self) -> int:
+        try:
+            defaults = self.read_release()
+            plan = resolve_plan(self.opts, defaults, self.environ)
+            with log_file(plan.out / "run.log"):
+                LOG.debug("command: %s; plan: %s", self.opts.command, plan)
+                if plan.latency_source != "release":
+                    try:
+                        release_ms = defaults.latency_of(plan.variants)
+                    except ValueError:
+                        release_ms = None
+                    if release_ms is not None and release_ms != plan.latency_ms:
+                        LOG.info("asking for %s ms (%s) while the release's default is %s ms", plan.latency_ms, plan.latency_source, release_ms)
+                self.prepare(plan)
+                self.swarm(plan, defaults)
+                return self.report(plan)
+        finally:
+            self.cleanup()
+
+
+def run_demo(opts: DemoOptions, console=None, environ=os.environ) -> int:
+    return Demo(opts, console, environ).run()

@@ -1,0 +1,202 @@
+"""The release as it runs in the cluster: the defaults of a scripted run (which variants it deploys, the
+latency its service answers with, the probes the kubelet runs) read from its Deployments, and whether it
+has settled (every chosen variant rolled out, Ready for a while, no old pod still terminating).
+
+The chart's values are the one place defaults are set; ``helm upgrade --set latencyMs=500`` reaches a
+scripted run through the Deployments (DEMO_LATENCY_MS), as it reaches the service. Everything here but
+``ClusterApi`` works on the API's JSON (as ``kubectl get -o json`` prints it), so recorded answers of a
+real cluster drive the tests (tests/fixtures/release-*).
+"""
+
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from report.settings import settings_by_variant
+
+from .kube import parse_time
+from .variants import COMPONENT_LABEL, VARIANTS
+
+DEFAULT_CONTEXT = "kind-liveness-lab"
+DEFAULT_NAMESPACE = "liveness-lab"
+DEFAULT_RELEASE = "liveness-lab"
+LATENCY_ENV = "DEMO_LATENCY_MS"
+
+
+def context(environ=os.environ) -> str:
+    return environ.get("LIVENESS_LAB_KUBE_CONTEXT") or DEFAULT_CONTEXT
+
+
+def namespace(environ=os.environ) -> str:
+    return environ.get("LIVENESS_LAB_NAMESPACE") or DEFAULT_NAMESPACE
+
+
+def release_name(environ=os.environ) -> str:
+    return environ.get("LIVENESS_LAB_RELEASE") or DEFAULT_RELEASE
+
+
+@dataclass(frozen=True)
+class ReleaseDefaults:
+    """What the release runs: its variants (in the variant table's order), the latency each one's service
+    answers with when a request names none, and each one's settings (report.settings: probes, replicas,
+    resources, environment)."""
+
+    variants: list[str]
+    latency_ms: dict[str, int | None]
+    settings: dict[str, dict] = field(default_factory=dict)
+
+    def latency_of(self, variants: list[str]) -> int | None:
+        """The one latency the chosen VARIANTS run with; None when none says; ValueError when they differ."""
+        found = {v: self.latency_ms.get(v) for v in variants if self.latency_ms.get(v) is not None}
+        values = set(found.values())
+        if len(values) > 1:
+            raise ValueError(", ".join(f"{v} {ms} ms" for v, ms in found.items()))
+        return values.pop() if values else None
+
+
+def _env_of(deployment: dict) -> dict:
+    containers = deployment["spec"]["template"]["spec"].get("containers") or [{}]
+    return {e["name"]: e.get("value") for e in containers[0].get("env") or [] if "value" in e}
+
+
+def defaults_from_deployments(deployments: dict) -> ReleaseDefaults:
+    """The release's Deployments (a List, API JSON) -> ReleaseDefaults; Deployments that are no variant
+    of the table (the downstream, the in-cluster Locust) are left out."""
+    latency = {}
+    for d in deployments.get("items", []):
+        variant = (d["metadata"].get("labels") or {}).get(COMPONENT_LABEL)
+        if variant in VARIANTS:
+            raw = _env_of(d).get(LATENCY_ENV)
+            latency[variant] = int(raw) if raw not in (None, "") and str(raw).isdigit() else None
+    settings = {v: s for v, s in settings_by_variant(deployments).items() if v in VARIANTS}
+    return ReleaseDefaults([v for v in VARIANTS if v in latency], latency, settings)
+
+
+def settle_problems(deployments: dict, pods: dict, variants: list[str], now: float, settle_s: float) -> list[str]:
+    """Why the chosen VARIANTS do not yet run as the release now says, one line each; empty when they do:
+    each one's Deployment rolled out (its controller saw the newest spec, every replica updated, Ready and
+    available, none left of an older ReplicaSet), no pod of it still terminating (its connections and
+    events would count against this run), and every pod Ready for SETTLE_S seconds (a fresh JVM is slow
+    for a while and busies the CPU)."""
+    problems = []
+    by_variant = {(d["metadata"].get("labels") or {}).get(COMPONENT_LABEL): d for d in deployments.get("items", [])}
+    for v in variants:
+        d = by_variant.get(v)
+        if d is None:
+            problems.append(f"{v}: no Deployment")
+            continue
+        want = d["spec"].get("replicas", 1)
+        st = d.get("status") or {}
+        if st.get("observedGeneration", 0) < d["metadata"].get("generation", 0):
+            problems.append(f"{v}: the Deployment's newest spec is not yet seen by its controller")
+        elif (st.get("updatedReplicas", 0), st.get("readyReplicas", 0), st.get("availableReplicas", 0), st.get("replicas", 0)) != (want, want, want, want):
+            problems.append(f"{v}: rolling out ({st.get('updatedReplicas', 0)} of {want} updated, {st.get('readyReplicas', 0)} Ready, {st.get('replicas', 0)} in all)")
+        mine = [p for p in pods.get("items", []) if (p["metadata"].get("labels") or {}).get(COMPONENT_LABEL) == v]
+        leaving = [p["metadata"]["name"] for p in mine if p["metadata"].get("deletionTimestamp")]
+        if leaving:
+            problems.append(f"{v}: pod(s) still terminating: {', '.join(sorted(leaving))}")
+        for p in mine:
+            if p["metadata"].get("deletionTimestamp"):
+                continue
+            ready = next((c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None)
+            if not ready or ready.get("status") != "True":
+                problems.append(f"{v}: pod {p['metadata']['name']} not Ready")
+                continue
+            since = parse_time(ready.get("lastTransitionTime"))
+            if since is not None and now - since < settle_s:
+                problems.append(f"{v}: pod {p['metadata']['name']} Ready for {int(now - since)} s only (settling: {settle_s:.0f} s)")
+    return problems
+
+
+def restarted_pods(pods: dict, variants: list[str]) -> list[str]:
+    """The variants' pods (not being deleted) whose containers restarted."""
+    out = []
+    for p in pods.get("items", []):
+        if (p["metadata"].get("labels") or {}).get(COMPONENT_LABEL) not in variants or p["metadata"].get("deletionTimestamp"):
+            continue
+        if sum(int(c.get("restartCount") or 0) for c in (p.get("status") or {}).get("containerStatuses") or []) > 0:
+            out.append(p["metadata"]["name"])
+    return sorted(out)
+
+
+class ClusterApi:
+    """The release's namespace through the official client (kubeconfig context LIVENESS_LAB_KUBE_CONTEXT):
+    its Deployments and pods as API JSON, and the two changes a run makes to them."""
+
+    def __init__(self, context_name: str | None = None, namespace_name: str | None = None, release: str | None = None, timeout_s: float = 10):
+        from kubernetes import client, config
+
+        self.context, self.namespace, self.release = context_name or context(), namespace_name or namespace(), release or release_name()
+        self.timeout = timeout_s
+        try:
+            api_client = config.new_client_from_config(context=self.context)
+        except Exception as e:  # no kubeconfig, no such context
+            raise ApiUnavailable(f"no kubeconfig context {self.context}: {e}") from e
+        api_client.configuration.retries = 1
+        self.api_client = api_client
+        self.core = client.CoreV1Api(api_client)
+        self.apps = client.AppsV1Api(api_client)
+        self.selector = f"app.kubernetes.io/instance={self.release}"
+
+    def _json(self, obj) -> dict:
+        return self.api_client.sanitize_for_serialization(obj)
+
+    def _call(self, what, fn, *args, **kwargs):
+        try:
+            return fn(*args, _request_timeout=self.timeout, **kwargs)
+        except Exception as e:
+            raise ApiUnavailable(f"{what} in namespace {self.namespace}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from e
+
+    def deployments(self) -> dict:
+        return self._json(self._call("listing Deployments", self.apps.list_namespaced_deployment, self.namespace, label_selector=self.selector))
+
+    def pods(self) -> dict:
+        return self._json(self._call("listing pods", self.core.list_namespaced_pod, self.namespace, label_selector=self.selector))
+
+    def delete_pods(self, names: list[str]) -> None:
+        for name in names:
+            self._call(f"deleting pod {name}", self.core.delete_namespaced_pod, name, self.namespace)
+
+    def restart_deployment(self, name: str) -> None:
+        """What `kubectl rollout restart` does: a new template annotation, so a new ReplicaSet."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        body = {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": stamp}}}}}
+        self._call(f"restarting Deployment {name}", self.apps.patch_namespaced_deployment, name, self.namespace, body)
+
+
+class ApiUnavailable(Exception):
+    """The API did not answer (no cluster, no context)."""
+
+
+class Helm:
+    """The helm command line for the release (Helm has no API of its own): what the lab changes."""
+
+    def __init__(self, release: str, namespace_name: str, context_name: str, helm: str = "helm"):
+        self.release, self.helm = release, helm
+        self.flags = ["--namespace", namespace_name, "--kube-context", context_name]
+
+    def run(self, *args, log=None, timeout=None) -> str:
+        cmd = [self.helm, *args, *self.flags]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if log is not None:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"$ {' '.join(cmd)}\n{out.stdout}{out.stderr}")
+        if out.returncode != 0:
+            raise HelmFailed(" ".join(cmd[:3]), out.returncode, (out.stderr or out.stdout).strip())
+        return out.stdout
+
+    def revision(self) -> int:
+        """The release's current revision (helm status)."""
+        return int(json.loads(self.run("status", self.release, "-o", "json"))["version"])
+
+    def values_yaml(self) -> str:
+        """The values the release was installed with (helm get values), '{}' when none were set."""
+        text = self.run("get", "values", self.release, "-o", "yaml").strip()
+        return "{}" if text in ("", "null") else text
+
+
+class HelmFailed(Exception):
+    def __init__(self, what, code, text):
+        super().__init__(f"{what} failed (exit {code}): {text[-800:]}")

@@ -1,0 +1,117 @@
+"""A scripted run is the only load: the in-cluster Locust (its web UI on kind's port mapping,
+``LIVENESS_LAB_LOCUST_UI``, default http://127.0.0.1:8089) is not swarming, and the variants' pods have
+no request in flight (their own ``demo_requests_in_flight``, read through the API server's pod proxy).
+"""
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from report.recorder import parse_service_metrics
+
+from .console import LOG
+from .exits import SetupError
+from .kube import Kube, KubeUnavailable, pod_record
+from .variants import SERVICE_PORT
+
+DEFAULT_UI = "http://127.0.0.1:8089"
+# Locust runner states in which users are (or are about to be) sending requests.
+BUSY = ("spawning", "running", "stopping", "cleanup")
+STOP_WAIT_S = 30
+IDLE_WAIT_S = 60
+
+
+def locust_ui(environ=os.environ) -> str:
+    return (environ.get("LIVENESS_LAB_LOCUST_UI") or DEFAULT_UI).rstrip("/")
+
+
+@dataclass(frozen=True)
+class SwarmStatus:
+    state: str
+    users: int | str
+
+    @property
+    def busy(self) -> bool:
+        return self.state in BUSY
+
+
+def swarm_status(ui: str, timeout: float = 5) -> SwarmStatus | None:
+    """The runner's own state and user count (its web UI's /stats/requests; the workers' entries have a
+    state too), or None when nothing answers there."""
+    try:
+        with urllib.request.urlopen(f"{ui}/stats/requests", timeout=timeout) as r:
+            d = json.load(r)
+        return SwarmStatus(str(d["state"]), d.get("user_count", "?"))
+    except (OSError, ValueError, KeyError, TypeError, urllib.error.URLError):
+        return None
+
+
+def stop_swarm(ui: str, timeout: float = 10) -> None:
+    req = urllib.request.Request(f"{ui}/stop", data=b"", method="POST")
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        r.read()
+
+
+def ensure_no_swarm(ui: str, stop: bool, sleep=time.sleep, wait_s: int = STOP_WAIT_S) -> None:
+    """The in-cluster Locust sends no load. A running swarm is stopped (STOP, said so) or refused with the
+    command that stops it. Nothing answering there is fine: no Locust, no swarm."""
+    how = f"curl -X POST {ui}/stop (or Stop in the web UI, {ui})"
+    status = swarm_status(ui)
+    if status is None:
+        LOG.info("no in-cluster Locust answers on %s: no swarm to stop", ui)
+        return
+    if not status.busy:
+        LOG.info("in-cluster Locust: %s, not swarming", status.state)
+        return
+    if not stop:
+        raise SetupError(
+            f"the in-cluster Locust is swarming the variants ({status.state}, {status.users} users): a scripted run must be the only load",
+            f"stop it: {how}; or leave out --no-stop-swarm and the run stops it",
+        )
+    LOG.info("the in-cluster Locust is swarming (%s, %s users): stopping it (POST %s/stop)", status.state, status.users, ui)
+    try:
+        stop_swarm(ui)
+    except (OSError, urllib.error.URLError) as e:
+        raise SetupError(f"could not stop the in-cluster Locust ({e})", f"stop it yourself: {how}") from e
+    for _ in range(wait_s):
+        status = swarm_status(ui)
+        if status is None or not status.busy:
+            LOG.info("in-cluster Locust stopped (%s)", status.state if status else "gone")
+            return
+        sleep(1)
+    raise SetupError(f"the in-cluster Locust is still swarming {wait_s} s after the stop", f"stop it yourself: {how}")
+
+
+def in_flight(kube: Kube, pods: list[dict], variants: list[str]) -> dict[str, int | None]:
+    """Requests each of the variants' pods is serving now; None for a pod that did not answer in 3 s."""
+    out = {}
+    for pod in map(pod_record, pods):
+        if pod["variant"] not in variants or pod["deleting"]:
+            continue
+        try:
+            text = kube.pod_proxy(pod["name"], pod["actuatorPort"] or SERVICE_PORT, "actuator/prometheus", 3.0)
+            out[pod["name"]] = parse_service_metrics(text.decode("utf-8", "replace")).get("inFlight")
+        except KubeUnavailable:
+            out[pod["name"]] = None
+    return out
+
+
+def wait_variants_idle(kube: Kube, variants: list[str], sleep=time.sleep, wait_s: int = IDLE_WAIT_S) -> bool:
+    """Every pod of the variants has nothing in flight (a stopped swarm's last requests drain), at most
+    WAIT_S; then a warning (the report will say the run was not alone) and False."""
+    waited = 0
+    while True:
+        busy = {name: n for name, n in in_flight(kube, kube.pods(), variants).items() if n != 0}
+        if not busy:
+            return True
+        shown = ", ".join(f"{name}: {'?' if n is None else n}" for name, n in busy.items())
+        if waited >= wait_s:
+            LOG.warning("requests still in flight after %s s (%s): something else sends load; the verdict will not pass over it", wait_s, shown)
+            return False
+        if waited == 0:
+            LOG.info("waiting for the requests in flight to finish (%s)", shown)
+        sleep(2)
+        waited += 2

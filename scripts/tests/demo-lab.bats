@@ -1,0 +1,34 @@
+#!/usr/bin/env bats
+# scripts/demo.sh and scripts/lab.sh, the wrappers users type (the logic is python -m liveness_lab, tested
+# in locust/tests/): a usage error exits 3, never 1 or 2 (a verdict), and --help says the exit codes, in
+# macOS's userland.
+
+setup_file() {
+  load test_helper
+  use_macos_userland
+}
+
+setup() {
+  load test_helper
+}
+
+@test "an unknown argument exits 3 (a usage error), with the error and its fix on stderr" {
+  local script
+  for script in demo.sh lab.sh; do
+    run --separate-stderr "$ROOT/scripts/$script" --no-such-flag
+    assert_failure 3
+    [[ $stderr == *"error: unknown argument: --no-such-flag"* ]]
+    [[ $stderr == *"fix: see"* ]]
+  done
+}
+
+@test "--help names the exit codes and the flags" {
+  local script
+  for script in demo.sh lab.sh; do
+    run "$ROOT/scripts/$script" --help
+    assert_success
+    assert_output --regexp "3 +usage or set-up error"
+  done
+  run "$ROOT/scripts/demo.sh" --help
+  assert_output --partial -- "--no-stop-swarm"
+}
