@@ -12,6 +12,7 @@ setup() {
   load test_helper
 }
 
+# shellcheck disable=SC2154 # run --separate-stderr sets $stderr
 @test "an unknown argument exits 3 (a usage error), with the error and its fix on stderr" {
   local script
   for script in demo.sh lab.sh; do
