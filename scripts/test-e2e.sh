@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end test on a real kind cluster: scripts/cluster-up.sh, then the node and every kube-system pod
-# Ready and the NodePorts answering on 127.0.0.1, the chart's on-cluster checks and `helm test`, a
-# the lab's two quick scenarios (each prediction must hold; their baseline is the scripted demo) or a
-# shortened scripted demo whose verdict must pass, the Locust Pods tab against the live cluster, then
+# Ready and the NodePorts answering on 127.0.0.1, the chart's on-cluster checks and `helm test`, the
+# lab's two quick scenarios (each prediction must hold; their baseline is the scripted demo) and a demo
+# right after `helm upgrade --set latencyMs=500` (it must run at 500 ms and pass), or a shortened
+# scripted demo whose verdict must pass, the Locust Pods and Live tabs against the live cluster, then
 # scripts/cluster-down.sh (also when a check fails). Prints the diagnostics a person needs on failure.
 #
 # Usage: scripts/test-e2e.sh [--keep] [--no-lab] [--help] [-- CLUSTER-UP-ARGS...]
@@ -143,6 +144,7 @@ main() {
   check "a second cluster-up.sh changes nothing, restarts no pod" rerun_changes_nothing || true
   if [ "$LAB" = 1 ]; then
     check "lab --quick: baseline and tcp probe, every prediction held" quick_lab || true
+    check "helm upgrade --set latencyMs=500, then demo.sh at once: 500 ms from the release, PASS" latency_change_reaches_the_run || true
   else
     check "scripted demo, shortened: verdict PASS" short_demo || true
   fi
@@ -175,6 +177,14 @@ rerun_changes_nothing() {
 # a 30 s quiet period; its exit code is the verdict.
 short_demo() {
   "$LL_ROOT/scripts/demo.sh" --hold 60 --quiet 30 --out "$LL_ROOT/reports/e2e-$(date -u +%Y%m%dT%H%M%SZ)"
+}
+
+# latency_change_reaches_the_run: a settings change reaches the next scripted run at once: helm upgrade
+# --reuse-values --set latencyMs=500 --wait, then at once scripts/demo.sh, which must wait for the old
+# pods to go, ask for 500 ms (the release's) and pass (locust/tests/test_release_change_live.py; it rolls
+# the release back afterwards).
+latency_change_reaches_the_run() {
+  LIVENESS_LAB_E2E_CLUSTER=$LL_KUBE_CONTEXT "$LL_ROOT/scripts/test-locust.sh" tests/test_release_change_live.py
 }
 
 # quick_lab: scripts/lab.sh --quick (baseline and tcp probe); its exit code says whether every prediction
