@@ -12,13 +12,7 @@ setup() {
 }
 
 @test "an unknown argument: exit 2, the error and its fix on stderr, nothing on stdout" {
-  "$ROOT/scripts/cluster-down.sh" --no-such-flag >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" || echo "$?" >"$BATS_TEST_TMPDIR/rc"
-  run cat "$BATS_TEST_TMPDIR/rc"
-  assert_output 2
-  run cat "$BATS_TEST_TMPDIR/err"
-  assert_output --partial "unknown argument: --no-such-flag"
-  assert_output --partial "fix:"
-  [ ! -s "$BATS_TEST_TMPDIR/out" ]
+  refuses_unknown_argument cluster-down.sh
 }
 
 @test "--help prints the usage" {

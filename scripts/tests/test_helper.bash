@@ -4,6 +4,8 @@
 # and the helpers below. Run the files with `scripts/test.sh cluster`, or one of them with
 # `bats scripts/tests/cluster-up.bats` (after `apt-get install bats bats-support bats-assert original-awk`).
 
+# run's flags (--separate-stderr) need bats 1.5; Debian bookworm has 1.8.2.
+bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 
@@ -26,6 +28,16 @@ use_macos_userland() {
   fi
   PATH=$(cat "$dir/path")
   export PATH
+}
+
+# refuses_unknown_argument SCRIPT [STATUS]: scripts/SCRIPT --no-such-flag exits STATUS (default 2),
+# with the error and its fix on stderr and nothing on stdout.
+refuses_unknown_argument() {
+  run --separate-stderr "$ROOT/scripts/$1" --no-such-flag
+  assert_failure "${2:-2}"
+  assert_output ""
+  # shellcheck disable=SC2154 # run --separate-stderr sets $stderr
+  [[ $stderr == *"unknown argument: --no-such-flag"* && $stderr == *"fix:"* ]] || fail "stderr: $stderr"
 }
 
 # stub_docker DIR: stand-ins for docker and kind in DIR (put it first on PATH), so nothing here talks to
