@@ -45,10 +45,10 @@ check_pins() {
     die "the lock files do not match the requirements files (above)" \
       "regenerate them: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'"
   check_lock_check
-  rm -rf "$macos"
   echo "pins: (lock check with $(awk -version 2>&1 | head -n 1))"
   echo "pins: locust $pinned, base image $LOCUST_BASE_IMAGE; $(grep -c '^[a-z0-9]' "$LL_ROOT/$LOCUST_LOCK") packages in $LOCUST_LOCK," \
     "$(grep -c '^[a-z0-9]' "$LL_ROOT/$LOCUST_DEV_LOCK") in $LOCUST_DEV_LOCK, in step with the requirements"
+  rm -rf "$macos"
 }
 
 # check_lock_check: the lock check catches what it is for, on copies: a pin moved without a new lock,
