@@ -738,7 +738,19 @@ tools_downloaded() {
 # same pod (UID) with the same restart counts, and the registry path is taken again.
 second_cluster_up() {
   local before after log=$LL_LOGS/registry-sim-rerun.log
+  # The e2e ends with a swarm that gets the blocking pod killed (the Live tab's check): it may still be
+  # restarting from that load. Wait until no pod changes for 30 s (at most 5 minutes), so a restart
+  # counted below is cluster-up's doing.
+  local waited=0 settled
   before=$(pod_states)
+  while [ "$waited" -lt 300 ]; do
+    sleep 30
+    waited=$((waited + 30))
+    settled=$(pod_states)
+    [ "$settled" != "$before" ] || break
+    before=$settled
+  done
+  echo "pods unchanged for 30 s after ${waited}s"
   step registry-sim-rerun inner scripts/cluster-up.sh || return 1
   after=$(pod_states)
   if [ -z "$before" ] || [ "$before" != "$after" ]; then
