@@ -3,8 +3,6 @@ repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts
 
     python -m lab list [--only a,b] [--quick]    the scenarios to run, one name a line, in catalogue order
     python -m lab check                          load every scenario file; exit 1 naming the bad one
-    python -m lab args NAME                      scripts/demo.sh's load options of NAME, one a line
-    python -m lab values NAME FILE               NAME's chart values overlay, written to FILE (YAML)
     python -m lab judge NAME FOLDER              judge a finished demo.sh folder; writes FOLDER/lab.json;
                                                  exit 0 held, 1 not held, 2 cannot tell
     python -m lab matrix LAB-FOLDER              matrix.md and matrix.html over every lab.json below it
@@ -12,8 +10,6 @@ repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts
 
 import argparse
 import sys
-
-import yaml
 
 from . import catalogue, judge, matrix
 
@@ -27,11 +23,6 @@ def main(argv=None) -> int:
     p.add_argument("--only", default="")
     p.add_argument("--quick", action="store_true")
     sub.add_parser("check")
-    p = sub.add_parser("args")
-    p.add_argument("name")
-    p = sub.add_parser("values")
-    p.add_argument("name")
-    p.add_argument("file")
     p = sub.add_parser("judge")
     p.add_argument("name")
     p.add_argument("folder")
@@ -56,14 +47,6 @@ def main(argv=None) -> int:
         scenario = next((s for s in catalogue.load_catalogue() if s.name == args.name), None)
         if scenario is None:
             raise catalogue.ScenarioError(catalogue.CATALOGUE, "name", f"no scenario {args.name}")
-        if args.command == "args":
-            print("\n".join(scenario.demo_args()))
-            return 0
-        if args.command == "values":
-            with open(args.file, "w") as f:
-                f.write(f"# scenario {scenario.name}: {scenario.setting or scenario.title}\n")
-                yaml.safe_dump(scenario.values, f, sort_keys=False)
-            return 0
         result = judge.judge_scenario(scenario, args.folder)
         judge.write(result, args.folder)
         print(f"{scenario.name}: {result.outcome}")

@@ -91,15 +91,6 @@ class Scenario:
     order: int = 100
     quick: bool = False
 
-    def demo_args(self) -> list[str]:
-        """scripts/demo.sh's options for this scenario's load (without --out)."""
-        load = self.load
-        return [
-            "--variants", ",".join(self.variants), "--users", str(load["users"]), "--rate", f"{load['rate']:g}",
-            "--latency-ms", str(load["latency_ms"]), "--ramp", str(load["ramp"]), "--hold", str(load["hold"]),
-            "--quiet", str(load["quiet"]),
-        ]
-
     def minutes(self) -> float:
         """The load's own duration (ramp, hold, demo.sh's 5 s cool-down, quiet) in minutes."""
         return (self.load["ramp"] + self.load["hold"] + 5 + self.load["quiet"]) / 60

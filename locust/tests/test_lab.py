@@ -43,12 +43,14 @@ def test_the_catalogue_loads_in_order_with_the_quick_pair_for_ci():
         assert set(s.predict) <= set(s.variants) and s.sources, s.name
 
 
-def test_a_good_file_loads_with_load_defaults_and_gives_demo_sh_its_options(tmp_path):
+def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp_path):
+    from lab import runner
+
     s = catalogue.load_scenario(write(tmp_path, GOOD))
     assert s.name == "test-one" and s.values["variants"]["blocking"]["probes"]["liveness"]["type"] == "tcpSocket"
     assert s.load == {"users": 5, "rate": 0.5, "latency_ms": 1000, "ramp": 10, "hold": 30, "quiet": 60}
-    assert s.demo_args() == ["--variants", "blocking,reactive", "--users", "5", "--rate", "0.5", "--latency-ms", "1000",
-                             "--ramp", "10", "--hold", "30", "--quiet", "60"]
+    o = runner.demo_options(s, tmp_path / "run")
+    assert (o.variants, o.users, o.rate, o.latency_ms, o.ramp, o.hold, o.quiet) == (["blocking", "reactive"], 5, 0.5, 1000, 10, 30, 60)
 
 
 @pytest.mark.parametrize("change, field, problem", [
@@ -198,11 +200,6 @@ def test_the_matrix_has_a_row_per_scenario_with_k_of_n_a_plot_and_links(tmp_path
 def test_the_command_line_lists_checks_and_judges(tmp_path, runs, capsys):
     assert cli.main(["list", "--quick"]) == 0
     assert capsys.readouterr().out.split() == ["baseline", "tcp-probe"]
-    assert cli.main(["args", "tcp-probe"]) == 0
-    assert capsys.readouterr().out.splitlines()[:2] == ["--variants", "blocking"]
-    overlay = tmp_path / "overlay.yaml"
-    assert cli.main(["values", "tcp-probe", str(overlay)]) == 0
-    assert "type: tcpSocket" in overlay.read_text()
     assert cli.main(["judge", "baseline", str(runs["run-pass"])]) == 0
     assert json.loads((runs["run-pass"] / "lab.json").read_text())["outcome"] == "held"
     assert cli.main(["judge", "baseline", str(runs["run-fail"])]) == 1
