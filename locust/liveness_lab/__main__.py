@@ -1,6 +1,6 @@
-"""``python -m liveness_lab demo|lab``: the scripted runs (see cli.py for the flags, exits.py for the exit
-codes). scripts/demo.sh and scripts/lab.sh are the commands users type; they prepare the .venv and exec
-here."""
+"""``python -m liveness_lab demo|lab|bench``: the scripted runs and the benchmark (see cli.py for the flags,
+exits.py for the exit codes). scripts/demo.sh, scripts/lab.sh and scripts/bench.sh are the commands users
+type; they prepare the .venv and exec here."""
 
 import os
 import shlex
@@ -37,6 +37,10 @@ def main(argv=None, environ=os.environ) -> int:
                                latency_ms=args.latency_ms, variants=args.variants, out=args.out, keep_pods=args.keep_pods,
                                stop_swarm=args.stop_swarm, command=command)
             return run_demo(opts, console, environ)
+        if args.command == "bench":
+            from .bench import options, run_bench
+
+            return run_bench(options(args, command), console, environ)
         from lab.runner import LabOptions, run_lab
 
         return run_lab(LabOptions(only=args.only, quick=args.quick, repeat=args.repeat, out=args.out, command=command), console, environ)

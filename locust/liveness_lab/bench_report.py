@@ -1,22 +1,20 @@
-"""Turns the runs of scripts/bench.sh into a table and a chart held against Little's law.
+"""The bench's report (``python -m liveness_lab bench``, scripts/bench.sh): its runs as a table and a
+chart held against Little's law, and what a JFR recording's CPU samples say.
 
-Usage: python scripts/libexec/bench_report.py REPORT_DIR
-       jfr print --stack-depth 64 --events jdk.ExecutionSample RUN.jfr | python bench_report.py --cpu-shares
 Reads REPORT_DIR/results.jsonl (one run a line: the mode, the scenario, memory and thread samples,
-vegeta's JSON report and the run's CPU shares), REPORT_DIR/memory.jsonl (the idle connections' memory)
+vegeta's JSON report and the run's CPU shares), REPORT_DIR/memory.jsonl (the idle connections' memory),
 REPORT_DIR/soak*.jsonl (a --soak run's phases and samples) and REPORT_DIR/machine.txt; writes table.md,
-cpu.md, memory.md, soak.md and chart.png there. --cpu-shares reads a JFR recording's CPU samples and prints, as JSON, the share of
-them spent in each per-request instrument and library (CPU_PARTS): where a mode's CPU goes.
+cpu.md, memory.md, soak.md, results.json and chart.png there. ``cpu_shares`` reads the text of
+`jfr print --events jdk.ExecutionSample` and gives the share of the samples spent in each per-request
+instrument and library (CPU_PARTS): where a mode's CPU goes.
+
+To build a report folder's files again (from locust/, in the .venv):
+    python -m liveness_lab.bench_report reports/bench-<timestamp>
 """
 
 import json
 import sys
 from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 NS_PER_MS = 1_000_000
 # vegeta's share of its own CPU from which the run measured the client rather than the server.
@@ -197,7 +195,7 @@ def memory_table(records):
         top = ", ".join(f"{k} {v:.1f}" for k, v in sorted(grew.items(), key=lambda kv: -kv[1])[:4] if v > 0.05)
         lines.append(f"| {label(m)} | {n:,} | {(during['RSS'] - before['RSS']) / n:.1f} KiB "
                      f"| {(during.get('heap used', 0) - before.get('heap used', 0)) / n:.1f} KiB | {native:.1f} KiB | {top or '-'} |")
-    lines += ["", "Each connection sent one request, read its answer and stayed open, idle (scripts/libexec/hold_connections.py).",
+    lines += ["", "Each connection sent one request, read its answer and stayed open, idle (locust/liveness_lab/hold_connections.py).",
               "Figures are the growth from before the connections to while they were held, after a full GC each time;",
               "the heap's committed size is fixed (-Xms = -Xmx), so native excludes it. Target (issue 15): <= 20 KiB per connection."]
     return "\n".join(lines) + "\n"
@@ -246,8 +244,13 @@ def table(rows, machine):
 
 
 def chart(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     scenarios = sorted({(r["latency_ms"], r["concurrency"]) for r in rows}, key=lambda s: (-s[0], s[1]))
-    modes = list(dict.fromkeys(r["label"] for r in rows))  # in the order bench.sh ran them
+    modes = list(dict.fromkeys(r["label"] for r in rows))  # in the order the bench ran them
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
     width = 0.8 / max(len(modes), 1)
     for i, mode in enumerate(modes):
@@ -292,9 +295,6 @@ def main(out):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--cpu-shares"]:
-        print(json.dumps(cpu_shares(sys.stdin.read())))
-    elif len(sys.argv) == 2:
-        main(sys.argv[1])
-    else:
+    if len(sys.argv) != 2:
         sys.exit(__doc__)
+    main(sys.argv[1])

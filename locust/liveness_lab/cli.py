@@ -1,5 +1,6 @@
-"""The command line of the scripted runs: ``python -m liveness_lab demo|lab`` (from locust/, in the
-repository's .venv), which ``scripts/demo.sh`` and ``scripts/lab.sh`` exec into with the same flags.
+"""The command line of the scripted runs: ``python -m liveness_lab demo|lab|bench`` (from locust/, in the
+repository's .venv), which ``scripts/demo.sh``, ``scripts/lab.sh`` and ``scripts/bench.sh`` exec into
+with the same flags.
 Building the parser imports nothing beyond the standard library, so ``--help`` answers anywhere.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .exits import BENCH_HELP
 from .exits import HELP as EXIT_HELP
 from .exits import SETUP
 
@@ -115,6 +117,57 @@ def names(text: str) -> list[str]:
     return found
 
 
+def nonempty(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty")
+    return text
+
+
+BENCH = """\
+Benchmark: every mode of the service against Little's law, side by side in one run (docs/benchmark.md).
+Starts every mode of the variant table (chart/values.yaml), each in its own JVM on 127.0.0.1 with the
+same heap and one CPU (taskset + -XX:ActiveProcessorCount=1, 4 event loops), puts the load generator
+(vegeta, open loop, constant rate) on the other CPU, warms each mode up the same way, and offers each
+scenario to each mode in turn: latency L, concurrency C, rate C/L, each run recorded by JFR. Writes
+reports/bench-<timestamp>/ (results.jsonl, table.md, cpu.md, memory.md, chart.png, machine.txt,
+profile-*.jfr and the hottest methods of each in profile-*.txt, logs/). One bench at a time (a lock in
+LIVENESS_LAB_CACHE). Linux only (taskset and /proc): on macOS run it in a Linux VM; the demo itself
+(scripts/cluster-up.sh, scripts/demo.sh) runs on macOS.
+"""
+
+ENV_BENCH = """\
+environment: JAVA_HOME (a JDK >= 21; scripts/bench.sh finds one), LIVENESS_LAB_CACHE (vegeta is built
+there, keyed by version; the lock and the --baseline jars), LIVENESS_LAB_VEGETA (vegeta's path, set by
+scripts/bench.sh).
+"""
+
+
+def add_bench(sub) -> argparse.ArgumentParser:
+    from .bench import DEFAULT_SCENARIOS, QUICK_SCENARIOS, scenarios
+
+    fmt = argparse.RawDescriptionHelpFormatter
+    b = sub.add_parser("bench", prog="scripts/bench.sh", description=BENCH, epilog=ENV_BENCH + "\n" + BENCH_HELP, formatter_class=fmt,
+                       help="the benchmark")
+    b.add_argument("--duration", type=above_zero, default=None, metavar="SECONDS", help="how long each mode is offered each scenario (default 20)")
+    b.add_argument("--modes", type=names, default=None, metavar="LIST",
+                   help="comma-separated modes (default: every mode of the variant table, chart/values.yaml; reactive with --soak)")
+    b.add_argument("--scenarios", type=scenarios, default=None, metavar="LIST", help=f"comma-separated LATENCY_MS:CONCURRENCY (default {DEFAULT_SCENARIOS})")
+    b.add_argument("--quick", action="store_true",
+                   help=f"a smoke run, not a measurement: 3 s per run, 4 s of warm-up, scenarios {QUICK_SCENARIOS}, 1000 idle connections (flags given override these)")
+    b.add_argument("--idle-connections", type=whole, default=None, metavar="N",
+                   help="memory per connection: each mode holds N idle keep-alive connections, measured with the JVM's Native Memory Tracking, heap after GC and RSS (default 10000, 0: skip)")
+    b.add_argument("--soak", type=above_zero, default=0, metavar="MINUTES",
+                   help="a soak instead of the scenarios: each mode (default reactive) held at the demo's rate (20 req/s of 1 s) for MINUTES, then at 10 times that for MINUTES; "
+                        "RSS and the heap after a full GC sampled every minute, errors and latency per phase (soak.md)")
+    b.add_argument("--baseline", type=nonempty, default=None, metavar="REF",
+                   help="also run the reactive mode as built at git revision REF (e.g. a tag or HEAD~3), in the same run with the same warm-up, "
+                        "to hold a change against it (\"reactive (REF)\" in the tables); the jar is built once into the cache, keyed by commit")
+    b.add_argument("--service-args", type=nonempty, default=None, metavar="ARGS",
+                   help="more arguments for every service JVM, after the bench's own, split at spaces: Spring settings "
+                        "(--management.observations.enable.http.server.requests=true) or JVM flags (-XX:...), to measure what one setting costs; recorded in machine.txt")
+    return b
+
+
 def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh") -> Parser:
     fmt = argparse.RawDescriptionHelpFormatter
     top = Parser(prog="python -m liveness_lab", description="liveness-lab's scripted runs.", epilog=EXIT_HELP, formatter_class=fmt)
@@ -138,7 +191,7 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh")
     lab.add_argument("--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~6.5 min)")
     lab.add_argument("--repeat", type=above_zero, default=1, metavar="N", help="run the chosen scenarios N times (folders <scenario>-1 .. -N; the matrix says k of N)")
     lab.add_argument("--out", default=None, metavar="DIR", help="lab folder (default reports/lab-<UTC timestamp>)")
-    top.subs = {"demo": d, "lab": lab}
+    top.subs = {"demo": d, "lab": lab, "bench": add_bench(sub)}
     return top
 
 
@@ -146,6 +199,12 @@ def parse(argv: list[str], prog: str | None = None) -> argparse.Namespace:
     """ARGV parsed; an unknown flag is a usage error of its subcommand (exit 3), named as the scripts
     named it: "unknown argument: --bogus"."""
     top = parser(prog_demo=prog or "scripts/demo.sh", prog_lab=prog or "scripts/lab.sh")
+    # bench's --service-args value starts with "-" (--demo.x=y, -XX:...), which argparse takes for a flag.
+    argv, i = list(argv), 1
+    while argv[:1] == ["bench"] and i < len(argv) - 1:
+        if argv[i] == "--service-args":
+            argv[i:i + 2] = [f"--service-args={argv[i + 1]}"]
+        i += 1
     args, extra = top.parse_known_args(argv)
     if extra:
         top.subs[args.command].error(f"unknown argument: {extra[0]}")

@@ -1,5 +1,5 @@
-"""The exit codes of the scripted runs, in one place: ``python -m liveness_lab demo|lab`` and the commands
-users type for them, ``scripts/demo.sh`` and ``scripts/lab.sh``.
+"""The exit codes of the scripted runs, in one place: ``python -m liveness_lab demo|lab|bench`` and the
+commands users type for them, ``scripts/demo.sh``, ``scripts/lab.sh`` and ``scripts/bench.sh``.
 
     0  demo: PASS                  lab: every prediction held
     1  demo: FAIL                  lab: a prediction did not hold
@@ -9,6 +9,10 @@ users type for them, ``scripts/demo.sh`` and ``scripts/lab.sh``.
        run broke on a bug: the traceback is in its log file)
     130, 143  interrupted (Ctrl-C, SIGTERM); the cluster lock is given back (and the lab's release
        restored) first
+
+The bench judges nothing: 0 when it measured what it was asked to and wrote its report, 3 for a usage
+or set-up error (a bad flag, an unknown mode, another bench running, not Linux, no JDK or vegeta, a jar
+that does not build, a JVM that does not get ready), 130/143 interrupted (its JVMs are stopped first).
 
 A verdict is never 3, and a set-up error is never 1: a script that calls these can tell "the claim
 failed" from "the run could not start".
@@ -31,6 +35,14 @@ HELP = """exit codes:
   3         usage or set-up error (bad flag, no cluster, variant not deployed, cluster held by
             another run, release not settling): nothing was measured
   130, 143  interrupted (Ctrl-C, SIGTERM): the cluster lock given back first"""
+
+
+# The --help epilog of the bench.
+BENCH_HELP = """exit codes:
+  0         measured: the report is in reports/bench-<timestamp>/
+  3         usage or set-up error (bad flag, unknown mode, another bench running, not Linux, no JDK,
+            a jar that does not build, a JVM that does not get ready)
+  130, 143  interrupted (Ctrl-C, SIGTERM): the JVMs stopped first"""
 
 
 class SetupError(Exception):

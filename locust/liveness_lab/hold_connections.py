@@ -1,7 +1,7 @@
-"""Opens N keep-alive connections to a service on 127.0.0.1 and holds them idle, for scripts/bench.sh's
-memory-per-connection measurement.
+"""Opens N keep-alive connections to a service on 127.0.0.1 and holds them idle, for the bench's
+memory-per-connection measurement (liveness_lab/bench.py runs it on the load generator's CPU).
 
-Usage: python scripts/libexec/hold_connections.py PORT N
+Usage: python hold_connections.py PORT N
 Each connection sends one `GET /api/work?latencyMs=0` and reads the answer (so the server has set up
 everything a served connection has), then stays open and idle. Prints "open N" when all are open (or
 "open K" with the errors when fewer could be), then holds them until its standard input closes.

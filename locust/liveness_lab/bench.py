@@ -1,0 +1,775 @@
+"""The benchmark, ``python -m liveness_lab bench`` (scripts/bench.sh execs here): every mode of the service
+against Little's law, side by side in one run.
+
+Starts every mode of the variant table (chart/values.yaml, via liveness_lab.variants), each in its own
+JVM on 127.0.0.1 with the same heap and one CPU (taskset + -XX:ActiveProcessorCount=1, 4 event loops),
+puts the load generator (vegeta, open loop, constant rate) on the other CPU, warms each mode up the same
+way, and offers each scenario to each mode in turn: latency L, concurrency C, rate C/L, each run
+recorded by JFR. Writes reports/bench-<timestamp>/ (results.jsonl, table.md, cpu.md, memory.md,
+chart.png, profile-*.jfr and the hottest methods of each in profile-*.txt, machine.txt, logs/).
+
+Linux only: taskset pins the JVMs and vegeta to CPUs, and the figures come from /proc (RSS, threads, CPU
+time, sockets, the kernel's ListenOverflows). scripts/bench.sh builds vegeta (Go) and finds the JDK; the
+jars are built here with the Maven wrapper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .console import LOG, log_file
+from .exits import SetupError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+DEFAULT_SCENARIOS = "1000:100,1000:1000,1000:5000,1000:10000,100:1000"
+QUICK_SCENARIOS = "1000:100,100:100"
+EVENT_LOOPS = 4
+# The young generation holds most of the heap: at L = 1 s every request in flight is alive at a young
+# collection unless eden takes several seconds of allocation to fill. With 512 MiB and the serial
+# collector's default third for the young generation, eden filled every 1.2 s at 5,000 req/s, each
+# collection copied the requests in flight (250-370 ms pauses), survivors overflowed into the old
+# generation and a full GC followed every 5 s; with 768 of 1,024 MiB young, collections came every 5-6 s
+# and took 1-4 % of the CPU (issue 15).
+HEAP, YOUNG = "1g", "768m"
+# Ports: 19080, 19081, ... in the variant table's order of modes; 19180, ... for the baseline's build.
+PORT_BASE, BASELINE_PORT_BASE = 19080, 19180
+# The warm-up (see warm_up): seconds of keep-alive clients (half that with a new connection each), clients.
+WARMUP_S, QUICK_WARMUP_S, WARMUP_WORKERS = 20, 4, 1000
+# --soak: the demo's rate (20 users at 1 request/s of 1 s), then 10 times that.
+SOAK_RATES = (20, 200)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    latency_ms: int
+    concurrency: int
+
+    @property
+    def rate(self) -> int:
+        """The offered rate, req/s: Little's law, C / L."""
+        return self.concurrency * 1000 // self.latency_ms
+
+
+def scenarios(text: str) -> list[Scenario]:
+    """--scenarios: comma-separated LATENCY_MS:CONCURRENCY pairs, each above 0 (argparse type)."""
+    if not re.fullmatch(r"\d+:\d+(,\d+:\d+)*", text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not LATENCY_MS:CONCURRENCY pairs (e.g. --scenarios 1000:100,100:1000)")
+    found = [Scenario(*map(int, pair.split(":"))) for pair in text.split(",")]
+    for s in found:
+        if s.latency_ms == 0 or s.concurrency == 0:
+            raise argparse.ArgumentTypeError(f"'{s.latency_ms}:{s.concurrency}': latency and concurrency must be above 0")
+        if s.rate == 0:
+            raise argparse.ArgumentTypeError(f"'{s.latency_ms}:{s.concurrency}' offers under 1 req/s (C / L): raise C or lower L")
+    return found
+
+
+def table_modes() -> list[str]:
+    """The modes of the variant table (chart/values.yaml), each once, in its order (which gives the ports)."""
+    from .variants import TABLE
+
+    return list(dict.fromkeys(v.mode for v in TABLE))
+
+
+def resolve_modes(requested: list[str] | None, soak: int, known: list[str]) -> list[str]:
+    """The modes to measure: REQUESTED (--modes), each one of KNOWN; default every mode, or reactive for a soak."""
+    if not known:
+        raise SetupError("could not read the modes of the variant table", "check chart/values.yaml `variants:`")
+    if requested is None:
+        return ["reactive"] if soak else list(known)
+    unknown = [m for m in requested if m not in known]
+    if unknown:
+        raise SetupError(f"--modes: unknown mode '{unknown[0]}'", f"choose from {','.join(known)} (the modes of chart/values.yaml)")
+    return list(dict.fromkeys(requested))
+
+
+@dataclass(frozen=True)
+class Target:
+    """One JVM to measure: a mode of this build, or of the baseline's (build: its short commit)."""
+
+    mode: str
+    port: int
+    jar: Path
+    build: str = ""
+
+    @property
+    def name(self) -> str:  # in file names: reactive, reactive_baseline
+        return self.mode + ("_baseline" if self.build else "")
+
+    @property
+    def label(self) -> str:  # in the tables: reactive, reactive (1fb73c8)
+        return self.mode + (f" ({self.build})" if self.build else "")
+
+
+def targets(modes: list[str], known: list[str], jar: Path, baseline: tuple[str, Path] | None) -> list[Target]:
+    """Every mode of this build, then the baseline's reactive mode (--baseline)."""
+    found = [Target(m, PORT_BASE + known.index(m), jar) for m in modes]
+    if baseline:
+        found.append(Target("reactive", BASELINE_PORT_BASE + known.index("reactive"), baseline[1], baseline[0]))
+    return found
+
+
+# --- One bench at a time -------------------------------------------------------------------------------
+
+
+class BenchLock:
+    """An exclusive flock(2) on CACHE/bench.lock for the bench's life: a second bench would share the CPUs
+    and ports and spoil both. The descriptor is not inherited (Python's default), so a JVM still
+    shutting down never holds it."""
+
+    def __init__(self, path: Path):
+        self.path, self.fd = Path(path), None
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SetupError(f"another scripts/bench.sh is running (it holds {self.path})", "wait for it to finish, or stop it") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+# --- What /proc says ------------------------------------------------------------------------------------
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def status_field(pid: int, name: str) -> int:
+    """A number of /proc/PID/status (VmRSS in KiB, Threads); 0 when the process is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(name + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_ms(*pids: int) -> int:
+    """User + system CPU time the processes have used, in ms (fields 14 and 15 of /proc/PID/stat)."""
+    ticks = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # fields after "(comm)" start at field 3
+    return ticks * 1000 // CLK_TCK
+
+
+# TCP states of /proc/net/tcp.
+ESTABLISHED, TIME_WAIT = "01", "06"
+
+
+def tcp_sockets(texts: list[str] | None = None) -> list[tuple[int, int, str]]:
+    """Every TCP socket (IPv4 and IPv6) as (local port, remote port, state)."""
+    if texts is None:
+        texts = []
+        for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with contextlib.suppress(OSError):
+                texts.append(Path(name).read_text())
+    found = []
+    for text in texts:
+        for line in text.splitlines()[1:]:
+            f = line.split()
+            if len(f) > 3:
+                found.append((int(f[1].rsplit(":", 1)[1], 16), int(f[2].rsplit(":", 1)[1], 16), f[3]))
+    return found
+
+
+def listen_overflows(text: str | None = None) -> int:
+    """The kernel's count of connections dropped because a listener's accept queue was full (TcpExt
+    ListenOverflows, this network namespace). During a run only the measured JVM accepts, so the run's
+    difference is its own: a client whose handshakes wait for SYN retransmits (1 s, 3 s, ...) measures
+    the accept path, not Little's law."""
+    text = Path("/proc/net/netstat").read_text() if text is None else text
+    rows = [line.split() for line in text.splitlines() if line.startswith("TcpExt:")]
+    return int(dict(zip(rows[0], rows[1]))["ListenOverflows"])
+
+
+def port_range() -> tuple[int, int]:
+    lo, hi = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    return int(lo), int(hi)
+
+
+# --- What the JDK's tools say ---------------------------------------------------------------------------
+
+
+def _number(text: str) -> float:
+    """awk's reading of a number: its leading digits (1,002 -> 1), 0 when none."""
+    m = re.match(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?", text)
+    return float(m.group()) if m else 0.0
+
+
+def _ms(value: str, unit: str) -> float:
+    x = _number(value)
+    return {"s": x * 1000, "ms": x, "min": x * 60000}.get(unit, x / 1000)
+
+
+def sleeps_completed(thread_sleep_text: str) -> int:
+    """The jdk.ThreadSleep events (`jfr print`) whose duration reached 95 % of the time asked for: a client
+    that gives up cancels offloaded's and virtual's sleeps, which then end early, so these are the work
+    blocking, offloaded and virtual finished."""
+    n, d = 0, 0.0
+    for line in thread_sleep_text.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[0] == "duration":
+            d = _ms(f[2], f[3])
+        elif len(f) >= 4 and f[0] == "time" and d >= 0.95 * _ms(f[2], f[3]):
+            n += 1
+    return n
+
+
+NMT_LINE = re.compile(r"^-\s*([A-Za-z][A-Za-z ]*[A-Za-z]) \(reserved=\d+KB, committed=(\d+)KB")
+USED = re.compile(r" used (\d+)K")
+
+
+def memory_figures(native_memory: str, heap_info: str, rss_kib: int) -> dict:
+    """Native Memory Tracking's committed KiB per category, every generation's "used" (one line for G1;
+    young and tenured for the serial collector, which the JVM picks on one CPU), not Metaspace's, and RSS."""
+    found = {m.group(1): int(m.group(2)) for m in map(NMT_LINE.match, native_memory.splitlines()) if m}
+    found["heap used"] = sum(int(m.group(1)) for line in heap_info.splitlines()
+                             if not re.search("Metaspace|class space", line) and (m := USED.search(line)))
+    found["RSS"] = rss_kib
+    return found
+
+
+def vegeta_cpu_ms(usage: resource.struct_rusage) -> int:
+    return int((usage.ru_utime + usage.ru_stime) * 1000)
+
+
+# --- The run --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BenchOptions:
+    duration: int = 20
+    modes: list[str] | None = None
+    scenarios: list[Scenario] = field(default_factory=lambda: scenarios(DEFAULT_SCENARIOS))
+    quick: bool = False
+    idle_connections: int = 10000
+    soak: int = 0
+    baseline: str | None = None
+    service_args: list[str] = field(default_factory=list)
+    command: str = "scripts/bench.sh"
+
+
+def options(args: argparse.Namespace, command: str = "scripts/bench.sh") -> BenchOptions:
+    """The parsed flags (cli.py) as BenchOptions: --quick's smaller defaults, flags given override them."""
+    quick = args.quick
+    return BenchOptions(
+        duration=args.duration or (3 if quick else 20),
+        modes=args.modes,
+        scenarios=args.scenarios or scenarios(QUICK_SCENARIOS if quick else DEFAULT_SCENARIOS),
+        quick=quick,
+        idle_connections=args.idle_connections if args.idle_connections is not None else (1000 if quick else 10000),
+        soak=args.soak,
+        baseline=args.baseline,
+        service_args=(args.service_args or "").split(),
+        command=command,
+    )
+
+
+def versions(path: Path = ROOT / "scripts" / "versions.env") -> dict[str, str]:
+    """KEY=VALUE lines of scripts/versions.env (the one place versions are set)."""
+    found = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"([A-Z][A-Z0-9_]*)=(\S*)", line)
+        if m:
+            found[m.group(1)] = m.group(2).strip("\"'")
+    return found
+
+
+class Bench:
+    def __init__(self, opts: BenchOptions, console, environ=os.environ):
+        self.opts, self.console, self.environ = opts, console, environ
+        self.cache = Path(environ.get("LIVENESS_LAB_CACHE") or Path.home() / ".cache" / "liveness-lab")
+        self.versions = versions()
+        self.procs: list[subprocess.Popen] = []
+        self.pids: dict[str, int] = {}
+        self.warmup_s = QUICK_WARMUP_S if opts.quick else WARMUP_S
+        self.progress = self.task = None
+
+    # Set-up ------------------------------------------------------------------------------------------
+
+    def check_host(self) -> None:
+        if platform.system() != "Linux":
+            raise SetupError("scripts/bench.sh runs on Linux only (it pins processes to CPUs with taskset)",
+                             "run it in a Linux VM or on a Linux machine; scripts/cluster-up.sh and scripts/demo.sh run here")
+        if not shutil.which("taskset"):
+            raise SetupError("taskset is not installed", "apt-get install util-linux")
+        java_home = self.environ.get("JAVA_HOME")
+        if not java_home or not Path(java_home, "bin", "jcmd").is_file():
+            raise SetupError(f"no JDK at JAVA_HOME='{java_home or ''}'", "run scripts/bench.sh (it finds a JDK >= 21), or set JAVA_HOME to one")
+        self.java_home = Path(java_home)
+        self.vegeta = Path(self.environ.get("LIVENESS_LAB_VEGETA")
+                           or self.cache / f"vegeta-{self.versions.get('VEGETA_VERSION', '')}" / "bin" / "vegeta")
+        if not os.access(self.vegeta, os.X_OK):
+            raise SetupError(f"vegeta is not built ({self.vegeta})", "run scripts/bench.sh, which builds it")
+        # One CPU for the services, the other for the load generator (on one CPU they share it).
+        self.service_cpu, self.loadgen_cpu = (1, 0) if (os.cpu_count() or 1) >= 2 else (0, 0)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        for want in (1048576, hard):
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard) if hard != resource.RLIM_INFINITY else want, hard))
+                break
+        self.max_fds = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+    def step(self, name: str, argv: list[str], cwd: Path | None = None) -> None:
+        """A build step with its output in logs/NAME.log, as the shell's `step` does."""
+        log = self.logs / f"{name}.log"
+        LOG.info("%s ... (log: %s)", name, log)
+        started = time.time()
+        with open(log, "w") as f:
+            if subprocess.run(argv, cwd=cwd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode:
+                tail = log.read_text(errors="replace").splitlines()[-5:]
+                raise SetupError(f"{name} failed: " + " | ".join(t.strip() for t in tail), f"see {log}")
+        LOG.info("%s done in %.0fs", name, time.time() - started)
+
+    def ensure_jar(self) -> Path:
+        """service/target's jar, built with the Maven wrapper when missing or older than a source."""
+        service = ROOT / "service"
+        jar = service / "target" / "liveness-lab-service.jar"
+        if jar.is_file():
+            built = jar.stat().st_mtime
+            sources = [service / "pom.xml", *(p for p in (service / "src").rglob("*") if p.is_file())]
+            if not any(p.stat().st_mtime > built for p in sources):
+                return jar
+        self.step("bench-jar", [str(service / "mvnw"), "-f", str(service / "pom.xml"), "-B", "-q", "package", "-DskipTests"])
+        return jar
+
+    def ensure_baseline_jar(self, ref: str) -> tuple[str, Path]:
+        """The service as built at git revision REF (built once, cached by commit): (short commit, jar)."""
+        git = ["git", "-C", str(ROOT)]
+        found = subprocess.run([*git, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], capture_output=True, text=True)
+        if found.returncode:
+            raise SetupError(f"--baseline: '{ref}' is not a git revision of this clone", "e.g. --baseline HEAD~1, or a commit from git log")
+        sha = found.stdout.strip()
+        short = subprocess.run([*git, "rev-parse", "--short", sha], capture_output=True, text=True, check=True).stdout.strip()
+        jar = self.cache / "build" / f"bench-baseline-{sha}.jar"
+        if jar.is_file():
+            return short, jar
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = Path(tmp, "service.tar")
+            self.step("bench-baseline-archive", [*git, "archive", "-o", str(archive), sha, "service"])
+            self.step("bench-baseline-untar", ["tar", "-x", "-C", tmp, "-f", str(archive)])
+            pom = Path(tmp, "service", "pom.xml")
+            self.step("bench-baseline-jar", [str(pom.parent / "mvnw"), "-f", str(pom), "-B", "-q", "package", "-DskipTests"])
+            jar.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(pom.parent / "target" / "liveness-lab-service.jar", f"{jar}.tmp")
+            os.replace(f"{jar}.tmp", jar)
+        return short, jar
+
+    # Processes ---------------------------------------------------------------------------------------
+
+    def on_loadgen(self, *argv) -> list[str]:
+        return ["taskset", "-c", str(self.loadgen_cpu), *map(str, argv)]
+
+    def jcmd(self, pid: int, *args: str, check: bool = False) -> str:
+        """The JDK's jcmd on the load generator's CPU, not the services'."""
+        done = subprocess.run(self.on_loadgen(self.java_home / "bin" / "jcmd", pid, *args), capture_output=True, text=True)
+        if check and done.returncode:
+            LOG.warning("jcmd %s %s: %s", pid, " ".join(args), (done.stdout + done.stderr).strip()[-300:])
+        return done.stdout
+
+    def jfr(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(self.on_loadgen(self.java_home / "bin" / "jfr", *args), capture_output=True, text=True)
+
+    def start(self, t: Target) -> None:
+        """T's JVM on the services' CPU; --service-args split into JVM flags (-XX:, -D, -X) and Spring's."""
+        jvm = [a for a in self.opts.service_args if a.startswith(("-XX:", "-D", "-X"))]
+        spring = [a for a in self.opts.service_args if a not in jvm]
+        argv = ["taskset", "-c", str(self.service_cpu), str(self.java_home / "bin" / "java"), "-XX:ActiveProcessorCount=1",
+                f"-Xms{HEAP}", f"-Xmx{HEAP}", f"-Xmn{YOUNG}", f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
+                "-XX:NativeMemoryTracking=summary", *jvm, "-jar", str(t.jar), f"--server.port={t.port}",
+                f"--demo.mode={t.mode}", "--logging.level.root=WARN", *spring]
+        with open(self.logs / f"service-{t.name}.log", "w") as log:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.procs.append(proc)
+        self.pids[t.name] = proc.pid
+
+    def await_ready(self, t: Target, limit_s: int = 120) -> None:
+        deadline = time.time() + limit_s
+        proc = next(p for p in self.procs if p.pid == self.pids[t.name])
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                raise SetupError(f"{t.label} exited ({proc.returncode}) before it was ready", f"see {self.logs / f'service-{t.name}.log'}")
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(f"http://127.0.0.1:{t.port}/readyz", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            time.sleep(1)
+        raise SetupError(f"{t.label} did not get ready in {limit_s} s", f"see {self.logs / f'service-{t.name}.log'}")
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def write_targets(self, name: str, url: str) -> Path:
+        path = self.out / f"target-{name}.txt"
+        path.write_text(f"GET {url}\n")
+        return path
+
+    def attack(self, targets_file: Path, raw: Path, err: Path, *flags: str, append: bool = False) -> subprocess.Popen:
+        """vegeta attack on the load generator's CPU, its results to RAW."""
+        with open(raw, "wb") as out, open(err, "a" if append else "w") as log:
+            return subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", *flags),
+                                    stdout=out, stderr=log, stdin=subprocess.DEVNULL)
+
+    def report(self, raw: Path, kind: str = "json") -> str:
+        with open(raw, "rb") as f:
+            return subprocess.run([str(self.vegeta), "report", f"-type={kind}"], stdin=f, capture_output=True, text=True, check=True).stdout
+
+    def follow(self, proc: subprocess.Popen, seconds: float, what: str, every=None) -> None:
+        """Waits for PROC (an attack of SECONDS), the progress display counting down; EVERY(elapsed) each second."""
+        started = time.time()
+        while proc.poll() is None:
+            elapsed = time.time() - started
+            self.show(what, seconds - elapsed)
+            if every:
+                every(elapsed)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1)
+
+    # Progress ----------------------------------------------------------------------------------------
+
+    def show(self, what: str, left_s: float | None = None) -> None:
+        if self.progress is not None:
+            left = "" if left_s is None else f"{max(0, int(left_s)) // 60}:{max(0, int(left_s)) % 60:02d} left"
+            self.progress.update(self.task, description=what, left=left)
+
+    def advance(self) -> None:
+        if self.progress is not None:
+            self.progress.advance(self.task)
+
+    # Phases ------------------------------------------------------------------------------------------
+
+    def warm_up(self, t: Target) -> None:
+        """The same warm-up for every mode before it is measured, whatever ran before it, in two closed-loop
+        phases of latencyMs=1 (each client sends its next request when its answer came):
+         1. warmup_s seconds from WARMUP_WORKERS keep-alive clients: the request path, and the write path
+            as it runs under load (answers queued on a connection from the timer thread, several per flush);
+         2. warmup_s / 2 seconds from 32 clients with keep-alive off: a new connection per request (accept,
+            pipeline set-up, close), as an open-loop client opens thousands.
+        Then a pause for the compiler's queue. Closed loop on purpose: an open-loop warm-up at 2,000 req/s
+        was a storm, not a warm-up (a cold reactive JVM answered 389 req/s of it, 12,697 of 21,565 requests
+        failed). 1 ms on purpose: the modes that block drain 1,000 such requests in a fraction of a second,
+        where 1 s requests would leave a backlog that spoils their first run. Measured (reactive, C = 5,000
+        next, issue 15): after 32 keep-alive clients alone, the JIT compiler still took 3.3-5.0 s of CPU
+        during the run (the write path under load was not compiled yet); after these two phases, 0.9 s."""
+        targets_file = self.write_targets(f"{t.name}-warmup", f"http://127.0.0.1:{t.port}/api/work?latencyMs=1")
+        raw, err = self.out / f"raw-{t.name}-warmup.bin", self.logs / f"vegeta-{t.name}-warmup.log"
+        phases = [(self.warmup_s, [f"-workers={WARMUP_WORKERS}", f"-max-workers={WARMUP_WORKERS}"]),
+                  (self.warmup_s // 2, ["-workers=32", "-max-workers=32", "-keepalive=false"])]
+        texts = []
+        for i, (seconds, flags) in enumerate(phases):
+            proc = self.attack(targets_file, raw, err, "-rate=0", *flags, f"-duration={seconds}s", "-timeout=5s", append=i > 0)
+            self.follow(proc, seconds, f"warm-up of {t.label}")
+            texts.append(self.report(raw, "text"))
+        raw.unlink(missing_ok=True)
+        (self.logs / f"warmup-{t.name}.txt").write_text("".join(texts))
+        time.sleep(5)
+
+    def snapshot(self, pid: int) -> dict:
+        """After a full GC, the JVM's own accounting (memory_figures): Native Memory Tracking (summary mode:
+        a few % of CPU, on for every run alike), the heap in use, and RSS."""
+        self.jcmd(pid, "GC.run", check=True)
+        time.sleep(1)
+        return memory_figures(self.jcmd(pid, "VM.native_memory", "summary", "scale=KB"), self.jcmd(pid, "GC.heap_info"),
+                              status_field(pid, "VmRSS"))
+
+    def idle_memory(self, t: Target) -> dict:
+        """What holding --idle-connections idle keep-alive connections costs T's JVM: the snapshots before
+        and while holding them (hold_connections.py, on the load generator's CPU)."""
+        pid, n = self.pids[t.name], self.opts.idle_connections
+        before = self.snapshot(pid)
+        log = self.logs / f"hold-{t.name}.log"
+        with open(log, "w") as f:
+            holder = subprocess.Popen(self.on_loadgen(sys.executable, Path(__file__).with_name("hold_connections.py"), t.port, n),
+                                      stdin=subprocess.PIPE, stdout=f, stderr=subprocess.STDOUT)
+        opened = None
+        deadline = time.time() + 300
+        while opened is None and time.time() < deadline and holder.poll() is None:
+            self.show(f"memory of {n:,} idle connections -> {t.label}")
+            opened = next((line for line in log.read_text(errors="replace").splitlines() if line.startswith("open ")), None)
+            if opened is None:
+                time.sleep(1)
+        if opened is None:
+            LOG.warning("%s: the connections did not open in 300 s (see %s)", t.label, log)
+        during = self.snapshot(pid)
+        holder.stdin.close()
+        holder.wait()
+        opened = opened or "open 0"
+        return {"mode": t.mode, "build": t.build, "asked": n, "opened": int(opened.split()[1]), "open_line": opened,
+                "before": before, "during": during}
+
+    def await_free_ports(self, needed: int) -> None:
+        """The connections a run closed (every timed-out request closes one) keep their local port in
+        TIME_WAIT for 60 s, and vegeta binds its sockets before connecting, so such a port is taken whatever
+        the next run's target. A run at C = 5,000 after blocking's 20,000 timeouts would find the
+        ephemeral range nearly empty and measure the client, not the server. Waits (at most 75 s) until
+        NEEDED ports and a margin of 1,000 are free."""
+        lo, hi = port_range()
+        waited = 0
+        while True:
+            free = hi - lo + 1 - sum(1 for port, _, _ in tcp_sockets() if lo <= port <= hi)
+            if free >= needed + 1000 or waited >= 75:
+                break
+            self.show(f"waiting for {needed + 1000:,} free ports ({free:,} free)")
+            time.sleep(5)
+            waited += 5
+        if waited:
+            LOG.info("waited %ss for closed connections to free their ports (%s of %s free)", waited, free, hi - lo + 1)
+
+    def profile(self, name: str) -> tuple[int, dict | None]:
+        """What the JFR recording profile-NAME.jfr says, next to it: the hottest methods (CPU samples every
+        10 ms, the JDK's "profile" settings) and allocations in profile-NAME.txt, the CPU shares in
+        profile-NAME.cpu.json; returns the sleeps that ran their full time (sleeps_completed) and the shares."""
+        from .bench_report import cpu_shares
+
+        jfr = self.out / f"profile-{name}.jfr"
+        views = [self.jfr("view", "--width", "160", view, str(jfr)) for view in ("hot-methods", "allocation-by-class")]
+        (self.out / f"profile-{name}.txt").write_text("".join(v.stdout + v.stderr for v in views))
+        samples = self.jfr("print", "--stack-depth", "64", "--events", "jdk.ExecutionSample", str(jfr))
+        shares = cpu_shares(samples.stdout) if samples.returncode == 0 else None
+        (self.out / f"profile-{name}.cpu.json").write_text(json.dumps(shares) + "\n")
+        return sleeps_completed(self.jfr("print", "--events", "jdk.ThreadSleep", str(jfr)).stdout), shares
+
+    def run_one(self, t: Target, s: Scenario) -> dict:
+        """One open-loop run of S against T, its figures."""
+        pid, name, all_pids = self.pids[t.name], f"{t.name}-{s.latency_ms}-{s.concurrency}", list(self.pids.values())
+        # A request may wait 10 latencies (at least 5 s) before it counts as an error; at most 2 x C
+        # requests are in flight at once, so that a stalled server cannot exhaust the ephemeral ports,
+        # and never more than the file descriptors allow (vegeta's sockets plus a margin).
+        timeout = max(s.latency_ms * 10, 5000)
+        inflight = min(s.concurrency * 2, self.max_fds - 500)
+        self.await_free_ports(inflight)
+        tw = sum(1 for _, _, state in tcp_sockets() if state == TIME_WAIT)
+        idle_rss, idle_threads = status_field(pid, "VmRSS"), status_field(pid, "Threads")
+        targets_file = self.write_targets(f"{t.name}-{s.latency_ms}", f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}")
+        raw = self.out / f"raw-{name}.bin"
+        # CPU of this mode's JVM and of all of them (they share one CPU) from the first request until the
+        # last answer or timeout: the JVM's cost per answer, and whether another mode still draining its
+        # backlog took CPU from this one.
+        self.jcmd(pid, "JFR.start", "name=bench", "settings=profile", check=True)
+        cpu0, all0, t0, overflows0 = cpu_ms(pid), cpu_ms(*all_pids), time.monotonic(), listen_overflows()
+        attack = self.attack(targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={s.rate}/s", f"-duration={self.opts.duration}s",
+                             f"-timeout={timeout}ms", f"-max-workers={inflight}", f"-max-connections={inflight}")
+        sample_at = max(self.opts.duration * 3 // 4, 1)
+        load = {}
+
+        def sample(elapsed):  # memory, threads and connections under load, 3/4 into the run
+            if not load and elapsed >= sample_at:
+                load.update(rss=status_field(pid, "VmRSS"), threads=status_field(pid, "Threads"),
+                            conns=sum(1 for port, _, state in tcp_sockets() if port == t.port and state == ESTABLISHED))
+
+        # wait4: vegeta's own CPU time (taskset execs it: same process), is the load generator the limit?
+        started = time.time()
+        status = usage = None
+        while status is None:
+            self.show(f"L={s.latency_ms} ms C={s.concurrency:,} -> {t.label}", self.opts.duration - (time.time() - started))
+            sample(time.time() - started)
+            pid_done, st, ru = os.wait4(attack.pid, os.WNOHANG)
+            if pid_done:
+                status, usage = st, ru
+            else:
+                time.sleep(0.5)
+        attack.returncode = os.waitstatus_to_exitcode(status)
+        sample(float("inf"))
+        cpu, all_cpu = cpu_ms(pid) - cpu0, cpu_ms(*all_pids) - all0
+        wall = int((time.monotonic() - t0) * 1000)
+        overflows = listen_overflows() - overflows0
+        self.jcmd(pid, "JFR.stop", "name=bench", f"filename={self.out / f'profile-{name}.jfr'}", check=True)
+        self.show(f"profile of {t.label}, L={s.latency_ms} ms C={s.concurrency:,}")
+        sleeps, shares = self.profile(name)
+        vegeta = json.loads(self.report(raw))
+        (self.out / f"report-{name}.json").write_text(json.dumps(vegeta) + "\n")
+        raw.unlink()
+        return {"mode": t.mode, "build": t.build, "latency_ms": s.latency_ms, "concurrency": s.concurrency, "offered_rps": s.rate,
+                "duration_s": self.opts.duration, "idle_rss_kib": idle_rss, "load_rss_kib": load["rss"], "idle_threads": idle_threads,
+                "load_threads": load["threads"], "connections": load["conns"], "event_loops": EVENT_LOOPS, "cpu_ms": cpu,
+                "others_cpu_ms": all_cpu - cpu, "wall_ms": wall, "max_in_flight": inflight, "time_wait_at_start": tw,
+                "loadgen_cpu_ms": vegeta_cpu_ms(usage), "listen_overflows": overflows, "sleeps_completed": sleeps,
+                "profile": f"profile-{name}.txt", "cpu_shares": shares, "vegeta": vegeta}
+
+    def soak_phase(self, t: Target, rate: int, minutes: int) -> dict:
+        """T offered RATE req/s of 1 s for MINUTES (open loop), its memory sampled every minute into
+        soak.jsonl; vegeta's report of the phase. alive: the same JVM still runs (a crash would be a
+        restart in a pod)."""
+        pid, name = self.pids[t.name], f"{t.name}-soak-{rate}"
+        targets_file = self.write_targets(name, f"http://127.0.0.1:{t.port}/api/work?latencyMs=1000")
+        raw = self.out / f"raw-{name}.bin"
+        attack = self.attack(targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={rate}/s", f"-duration={minutes}m", "-timeout=10s")
+        started, next_sample = time.time(), 0.0
+
+        def sample(elapsed):
+            nonlocal next_sample
+            if elapsed >= next_sample:
+                next_sample += 60
+                record = {"mode": t.mode, "rate": rate, "t": int(elapsed), "alive": self.alive(pid), "snapshot": self.snapshot(pid)}
+                with open(self.out / "soak.jsonl", "a") as f:
+                    f.write(json.dumps(record) + "\n")
+
+        self.follow(attack, minutes * 60, f"soak of {t.label}: {rate} req/s", every=lambda elapsed: sample(time.time() - started))
+        result = {"mode": t.mode, "rate": rate, "minutes": minutes, "alive": self.alive(pid), "vegeta": json.loads(self.report(raw))}
+        raw.unlink()
+        return result
+
+    def alive(self, pid: int) -> bool:
+        proc = next(p for p in self.procs if p.pid == pid)
+        return proc.poll() is None
+
+    # The whole bench ---------------------------------------------------------------------------------
+
+    def machine(self, targets: list[Target], baseline: tuple[str, Path] | None) -> str:
+        mem_kib = status_field_meminfo("MemTotal")
+        os_name = next((line.split("=", 1)[1].strip().strip('"') for line in Path("/etc/os-release").read_text().splitlines()
+                        if line.startswith("PRETTY_NAME=")), platform.platform())
+        java = subprocess.run([str(self.java_home / "bin" / "java"), "-version"], capture_output=True, text=True).stderr.splitlines()[:1]
+        lines = [f"machine: {os.cpu_count()} CPUs, {mem_kib / 1048576:.0f} GiB, {os_name}",
+                 f"date: {datetime.now(timezone.utc):%Y-%m-%dT%H:%MZ}",
+                 f"java: {java[0] if java else '?'}",
+                 f"vegeta: {self.versions.get('VEGETA_VERSION')}; service: {self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}); "
+                 f"{EVENT_LOOPS} event loops; 1 CPU per JVM; warm-up {self.warmup_s}s from {WARMUP_WORKERS} keep-alive clients + "
+                 f"{self.warmup_s // 2}s new connections"]
+        if baseline:
+            lines.append(f"baseline: reactive as built at {baseline[0]} ({self.opts.baseline}), the rows marked ({baseline[0]})")
+        if self.opts.service_args:
+            lines.append(f"service arguments: {' '.join(self.opts.service_args)}")
+        return "\n".join(lines) + "\n"
+
+    def run(self, out: Path | None = None) -> int:
+        o = self.opts
+        self.check_host()
+        with BenchLock(self.cache / "bench.lock"):
+            known = table_modes()
+            modes = resolve_modes(o.modes, o.soak, known)
+            if o.baseline and "reactive" not in known:
+                raise SetupError("--baseline runs the reactive mode, which the variant table does not have", "check chart/values.yaml")
+            self.out = out or ROOT / "reports" / f"bench-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
+            self.logs = self.out / "logs"
+            self.logs.mkdir(parents=True, exist_ok=True)
+            with log_file(self.logs / "bench.log"):
+                LOG.info("%s", o.command)
+                lo, hi = port_range()
+                LOG.info("file descriptors: %s; ephemeral ports: %s-%s; services on CPU %s, vegeta on CPU %s; report: %s",
+                         self.max_fds, lo, hi, self.service_cpu, self.loadgen_cpu, self.out)
+                jar = self.ensure_jar()
+                baseline = self.ensure_baseline_jar(o.baseline) if o.baseline else None
+                try:
+                    return self.measure(targets(modes, known, jar, baseline), modes, baseline)
+                finally:
+                    self.stop_all()
+
+    def measure(self, ts: list[Target], modes: list[str], baseline) -> int:
+        from . import bench_report
+
+        o, out = self.opts, self.out
+        for t in ts:
+            self.start(t)
+        for t in ts:
+            self.await_ready(t)
+        LOG.info("ready: %s", ", ".join(t.label for t in ts))
+        runs = [s for s in o.scenarios] if not o.soak else []
+        idle = o.idle_connections if not o.soak else 0
+        steps = len(ts) + (len(modes) * len(SOAK_RATES) if o.soak else 0) + (len(ts) if idle else 0) + len(runs) * len(ts)
+        self.start_progress(steps)
+        try:
+            for t in ts:
+                LOG.info("warm-up of %s: %ss of 1 ms requests from %s keep-alive clients, %ss from 32 with a new connection each",
+                         t.label, self.warmup_s, WARMUP_WORKERS, self.warmup_s // 2)
+                self.warm_up(t)
+                self.advance()
+            if o.soak:
+                (out / "soak.jsonl").write_text("")
+                for t in [t for t in ts if not t.build]:
+                    for rate in SOAK_RATES:
+                        LOG.info("soak of %s: %s req/s of 1 s for %s min", t.label, rate, o.soak)
+                        append_json(out / "soak-results.jsonl", self.soak_phase(t, rate, o.soak))
+                        self.advance()
+            if idle:
+                (out / "memory.jsonl").write_text("")
+                for t in ts:
+                    LOG.info("memory of %s idle keep-alive connections -> %s", idle, t.label)
+                    append_json(out / "memory.jsonl", self.idle_memory(t))
+                    self.advance()
+            (out / "results.jsonl").write_text("")
+            for s in runs:
+                for t in ts:
+                    LOG.info("L=%s ms C=%s (%s req/s offered) -> %s", s.latency_ms, s.concurrency, s.rate, t.label)
+                    append_json(out / "results.jsonl", self.run_one(t, s))
+                    self.advance()
+                    self.show("letting the last run's connections close")
+                    time.sleep(3)
+        finally:
+            self.stop_progress()
+        (out / "machine.txt").write_text(self.machine(ts, baseline))
+        bench_report.main(out)
+        LOG.info("done: %s", out)
+        for name in ("soak.md", "table.md"):
+            if (out / name).is_file():
+                print((out / name).read_text(), end="", flush=True)
+        return 0
+
+    def start_progress(self, steps: int) -> None:
+        if self.console is not None and self.console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[left]}"),
+                                     TimeElapsedColumn(), console=self.console, transient=True)
+            self.task = self.progress.add_task("starting", total=steps, left="")
+            self.progress.start()
+
+    def stop_progress(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def status_field_meminfo(name: str) -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith(name + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def append_json(path: Path, record: dict) -> None:
+    with open(path, "a") as f:
+        f.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def run_bench(opts: BenchOptions, console, environ=os.environ) -> int:
+    """The bench; 0 when it measured what it was asked to, SETUP (3) when it could not start or go on."""
+    return Bench(opts, console, environ).run()
+

@@ -1,0 +1,211 @@
+"""The benchmark's logic (liveness_lab/bench.py, bench_report.py; scripts/bench.sh execs it): flags, scenarios,
+modes from the variant table, the one-bench lock, what it reads from /proc and the JDK's tools, and the
+report built from a recorded run (fixtures/bench/: a `scripts/bench.sh --quick` of the bash bench, with the
+table.md, memory.md and cpu.md it wrote). No JVM and no load here."""
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+from conftest import FIXTURES, LOCUST_DIR, REPO
+from liveness_lab import bench, bench_report
+from liveness_lab.bench import BenchLock, Scenario, resolve_modes, scenarios
+from liveness_lab.cli import parse
+from liveness_lab.exits import SETUP, SetupError
+
+RECORDED = FIXTURES / "bench"
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "liveness_lab", "bench", *args], cwd=LOCUST_DIR, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--duration", "0"], "--duration"),
+    (["--duration", "ten"], "--duration"),
+    (["--scenarios", "1000"], "--scenarios"),
+    (["--scenarios", "0:100"], "--scenarios"),
+    (["--scenarios", "1000:0"], "--scenarios"),
+    (["--scenarios", "1000:100,"], "--scenarios"),
+    (["--idle-connections", "-5"], "--idle-connections"),
+    (["--soak", "0"], "--soak"),
+    (["--modes", ","], "--modes"),
+    (["--baseline", " "], "--baseline"),
+    (["--service-args"], "--service-args"),
+    (["--bogus"], "--bogus"),
+])
+def test_a_bad_flag_is_a_usage_error_naming_it(args, flag):
+    done = run_cli(*args)
+    assert done.returncode == SETUP == 3, done.stderr
+    error = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert error and flag in error[0], done.stderr
+    assert "fix: see scripts/bench.sh --help" in done.stderr
+
+
+def test_help_names_every_flag_and_the_exit_codes():
+    done = run_cli("--help")
+    assert done.returncode == 0
+    for flag in ("--duration", "--modes", "--scenarios", "--quick", "--idle-connections", "--soak", "--baseline", "--service-args"):
+        assert flag in done.stdout
+    assert "3         usage or set-up error" in done.stdout
+
+
+def test_scenarios_parse_in_order_with_their_rate():
+    assert scenarios("1000:100,100:1000") == [Scenario(1000, 100), Scenario(100, 1000)]
+    assert [s.rate for s in scenarios("1000:5000,100:1000,2000:100")] == [5000, 10000, 50]
+    with pytest.raises(Exception, match="under 1 req/s"):
+        scenarios("2000:1")
+
+
+def test_quick_sets_smaller_defaults_and_flags_given_override_them():
+    o = bench.options(parse(["bench", "--quick"]))
+    assert (o.duration, o.idle_connections, o.scenarios) == (3, 1000, [Scenario(1000, 100), Scenario(100, 100)])
+    o = bench.options(parse(["bench", "--quick", "--duration", "7", "--idle-connections", "0", "--scenarios", "500:50"]))
+    assert (o.duration, o.idle_connections, o.scenarios) == (7, 0, [Scenario(500, 50)])
+    o = bench.options(parse(["bench"]))
+    assert (o.duration, o.idle_connections, o.scenarios) == (20, 10000, scenarios(bench.DEFAULT_SCENARIOS))
+
+
+def test_service_args_may_start_with_a_dash_and_split_at_spaces():
+    o = bench.options(parse(["bench", "--service-args", "--demo.netty-metrics=true -XX:+UseG1GC", "--modes", "reactive"]))
+    assert o.service_args == ["--demo.netty-metrics=true", "-XX:+UseG1GC"]
+    assert o.modes == ["reactive"]
+
+
+def test_modes_come_from_the_variant_table():
+    table = yaml.safe_load((REPO / "chart" / "values.yaml").read_text())["variants"]
+    by_port = sorted(table.values(), key=lambda v: int(v["nodePort"]))
+    want = list(dict.fromkeys(v["mode"] for v in by_port))
+    known = bench.table_modes()
+    assert known == want and "reactive" in known
+    assert resolve_modes(None, 0, known) == want
+    assert resolve_modes(None, 10, known) == ["reactive"]  # a soak's default
+    assert resolve_modes(["reactive", "blocking"], 0, known) == ["reactive", "blocking"]
+
+
+def test_an_unknown_mode_is_refused_naming_the_choices():
+    with pytest.raises(SetupError) as e:
+        resolve_modes(["reactive", "turbo"], 0, ["blocking", "reactive"])
+    assert "unknown mode 'turbo'" in e.value.message
+    assert "blocking,reactive" in e.value.fix
+
+
+def test_each_mode_has_its_port_and_the_baseline_its_own():
+    known = ["blocking", "reactive", "offloaded", "virtual"]
+    ts = bench.targets(["virtual", "reactive"], known, REPO / "a.jar", ("1fb73c8", REPO / "b.jar"))
+    assert [(t.name, t.label, t.port) for t in ts] == [
+        ("virtual", "virtual", 19083), ("reactive", "reactive", 19081), ("reactive_baseline", "reactive (1fb73c8)", 19181)]
+    assert ts[2].jar == REPO / "b.jar"
+
+
+def test_the_lock_refuses_a_second_bench(tmp_path):
+    path = tmp_path / "cache" / "bench.lock"
+    with BenchLock(path):
+        with pytest.raises(SetupError, match="another scripts/bench.sh is running"):
+            with BenchLock(path):
+                pass
+        # ...from another process too (flock(1)'s lock, as the bash bench took it, is the same lock).
+        other = subprocess.run(["flock", "-n", str(path), "true"]) if shutil.which("flock") else None
+        assert other is None or other.returncode != 0
+    with BenchLock(path):  # given back
+        pass
+
+
+def test_the_lock_is_refused_while_another_process_holds_it(tmp_path):
+    path = tmp_path / "bench.lock"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(LOCUST_DIR)!r})
+        from liveness_lab.bench import BenchLock
+        with BenchLock({str(path)!r}):
+            print("held", flush=True); sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(SetupError):
+            BenchLock(path).__enter__()
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+    with BenchLock(path):
+        pass
+
+
+def test_proc_readers():
+    netstat = ("TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 0 17 19\n"
+               "IpExt: InNoRoutes\nIpExt: 0\n")
+    assert bench.listen_overflows(netstat) == 17
+    tcp = textwrap.dedent("""\
+          sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+           0: 0100007F:4A98 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1
+           1: 0100007F:4A98 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 2 1
+           2: 0100007F:D431 0100007F:4A98 06 00000000:00000000 00:00000000 00000000     0        0 3 1
+        """)
+    assert bench.tcp_sockets([tcp]) == [(19096, 0, "0A"), (19096, 54321, "01"), (54321, 19096, "06")]
+    assert bench.cpu_ms() == 0
+    assert bench.status_field(1 << 30, "VmRSS") == 0  # no such process
+
+
+def test_sleeps_completed_counts_the_sleeps_that_ran_their_time():
+    events = textwrap.dedent("""\
+        jdk.ThreadSleep {
+          startTime = 12:00:00.000 (2026-11-24)
+          duration = 1.00 s
+          time = 1.00 s
+        }
+        jdk.ThreadSleep {
+          duration = 312 ms
+          time = 1.00 s
+        }
+        jdk.ThreadSleep {
+          duration = 99.8 ms
+          time = 100 ms
+        }
+        """)
+    assert bench.sleeps_completed(events) == 2
+
+
+def test_memory_figures_from_jcmd():
+    nmt = textwrap.dedent("""\
+        Total: reserved=2000000KB, committed=900000KB
+        -                 Java Heap (reserved=1048576KB, committed=1048576KB)
+        -                     Class (reserved=1000KB, committed=200KB)
+        -                    Thread (reserved=30000KB, committed=3000KB)
+        """)
+    heap = textwrap.dedent("""\
+         def new generation   total 707840K, used 123456K [0x...)
+          eden space 629248K,  19% used [0x...)
+         tenured generation   total 262144K, used 1000K [0x...)
+         Metaspace       used 50000K, committed 51000K, reserved 1114112K
+          class space    used 6000K, committed 6500K, reserved 1048576K
+        """)
+    assert bench.memory_figures(nmt, heap, 4321) == {"Java Heap": 1048576, "Class": 200, "Thread": 3000, "heap used": 124456, "RSS": 4321}
+
+
+def test_the_report_of_a_recorded_run(tmp_path):
+    out = tmp_path / "bench"
+    shutil.copytree(RECORDED, out)
+    for name in ("table.md", "memory.md", "cpu.md"):
+        (out / name).unlink()
+    bench_report.main(out)
+    # The same tables as the bash bench wrote from these runs.
+    for name in ("table.md", "memory.md", "cpu.md"):
+        assert (out / name).read_text() == (RECORDED / name).read_text(), name
+    assert (out / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = {(r["label"], r["latency_ms"]): r for r in json.loads((out / "results.json").read_text())}
+    assert len(rows) == 8
+    # reactive at L = 100 ms, C = 100: 3,000 answers over the window in which answers can arrive.
+    r = rows[("reactive", 100)]
+    assert r["achieved_rps"] == pytest.approx(3000 / ((2998775578 + 100304205 - 100200702) / 1e9))
+    assert r["of_bound"] == pytest.approx(r["achieved_rps"] / 1000)
+    # blocking at L = 1 s: 32 of 206 answered, 40 sleeps finished over 12.036 s.
+    b = rows[("blocking", 1000)]
+    assert (b["requests"], b["errors"]) == (206, 174)
+    assert b["server_rps"] == pytest.approx(40 / 12.036)
+    table = (out / "table.md").read_text()
+    assert table.startswith("machine: 2 CPUs")
+    assert "| reactive | 100 ms | 100 | 1,000 | 1,000 | 100.0% |" in table
