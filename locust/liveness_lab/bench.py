@@ -671,12 +671,12 @@ class Bench:
 
     def run(self, out: Path | None = None) -> int:
         o = self.opts
+        known = table_modes()
+        modes = resolve_modes(o.modes, o.soak, known)
+        if o.baseline and "reactive" not in known:
+            raise SetupError("--baseline runs the reactive mode, which the variant table does not have", "check chart/values.yaml")
         self.check_host()
         with BenchLock(self.cache / "bench.lock"):
-            known = table_modes()
-            modes = resolve_modes(o.modes, o.soak, known)
-            if o.baseline and "reactive" not in known:
-                raise SetupError("--baseline runs the reactive mode, which the variant table does not have", "check chart/values.yaml")
             self.out = out or ROOT / "reports" / f"bench-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
             self.logs = self.out / "logs"
             self.logs.mkdir(parents=True, exist_ok=True)
