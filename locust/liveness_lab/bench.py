@@ -426,6 +426,7 @@ class Bench:
         raise SetupError(f"{t.label} did not get ready in {limit_s} s", f"see {self.logs / f'service-{t.name}.log'}")
 
     def stop_all(self) -> None:
+        """Every process the bench started (JVMs, attacks, the holder) that still runs."""
         for proc in self.procs:
             if proc.poll() is None:
                 proc.terminate()
@@ -444,8 +445,10 @@ class Bench:
     def attack(self, targets_file: Path, raw: Path, err: Path, *flags: str, append: bool = False) -> subprocess.Popen:
         """vegeta attack on the load generator's CPU, its results to RAW."""
         with open(raw, "wb") as out, open(err, "a" if append else "w") as log:
-            return subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", *flags),
+            proc = subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", *flags),
                                     stdout=out, stderr=log, stdin=subprocess.DEVNULL)
+        self.procs.append(proc)  # stopped with the JVMs when the bench is interrupted
+        return proc
 
     def report(self, raw: Path, kind: str = "json") -> str:
         with open(raw, "rb") as f:
@@ -518,6 +521,7 @@ class Bench:
         with open(log, "w") as f:
             holder = subprocess.Popen(self.on_loadgen(sys.executable, Path(__file__).with_name("hold_connections.py"), t.port, n),
                                       stdin=subprocess.PIPE, stdout=f, stderr=subprocess.STDOUT)
+        self.procs.append(holder)
         opened = None
         deadline = time.time() + 300
         while opened is None and time.time() < deadline and holder.poll() is None:
