@@ -495,13 +495,15 @@ class Bench:
         raw, err = self.out / f"raw-{t.name}-warmup.bin", self.logs / f"vegeta-{t.name}-warmup.log"
         phases = [(self.warmup_s, [f"-workers={WARMUP_WORKERS}", f"-max-workers={WARMUP_WORKERS}"]),
                   (self.warmup_s // 2, ["-workers=32", "-max-workers=32", "-keepalive=false"])]
-        texts = []
+        texts, left = [], sum(seconds for seconds, _ in phases) + 5
         for i, (seconds, flags) in enumerate(phases):
             proc = self.attack(targets_file, raw, err, "-rate=0", *flags, f"-duration={seconds}s", "-timeout=5s", append=i > 0)
-            self.follow(proc, seconds, f"warm-up of {t.label}")
+            self.follow(proc, left, f"warm-up of {t.label}")
+            left -= seconds
             texts.append(self.report(raw, "text"))
         raw.unlink(missing_ok=True)
         (self.logs / f"warmup-{t.name}.txt").write_text("".join(texts))
+        self.show(f"warm-up of {t.label}: a pause for the compiler", 5)
         time.sleep(5)
 
     def snapshot(self, pid: int) -> dict:
