@@ -48,8 +48,12 @@ EVENT_LOOPS = 4
 # generation and a full GC followed every 5 s; with 768 of 1,024 MiB young, collections came every 5-6 s
 # and took 1-4 % of the CPU (issue 15).
 HEAP, YOUNG = "1g", "768m"
-# Ports: 19080, 19081, ... in the variant table's order of modes; 19180, ... for the baseline's build.
-PORT_BASE, BASELINE_PORT_BASE = 19080, 19180
+# Ports: 19080, 19081, ... in the variant table's order of modes; 19180, ... for the baseline's build;
+# 19079 for the floor.
+PORT_BASE, BASELINE_PORT_BASE, FLOOR_PORT = 19080, 19180, 19079
+# The floor: /api/work of the reactive mode on bare Reactor Netty, no Spring (service/src/test/java/
+# io/livenesslab/service/FloorServer.java), built with the service's tests, run from its classes.
+FLOOR_MAIN = "io.livenesslab.service.FloorServer"
 # The warm-up (see warm_up): seconds of keep-alive clients (half that with a new connection each), clients.
 WARMUP_S, QUICK_WARMUP_S, WARMUP_WORKERS = 20, 4, 1000
 # --soak: the demo's rate (20 users at 1 request/s of 1 s), then 10 times that.
@@ -105,8 +109,9 @@ class Target:
 
     mode: str
     port: int
-    jar: Path
+    jar: Path | None
     build: str = ""
+    classpath: str = ""  # the floor: run FLOOR_MAIN from these classes instead of a jar
 
     @property
     def name(self) -> str:  # in file names: reactive, reactive_baseline
@@ -117,9 +122,12 @@ class Target:
         return self.mode + (f" ({self.build})" if self.build else "")
 
 
-def targets(modes: list[str], known: list[str], jar: Path, baseline: tuple[str, Path] | None) -> list[Target]:
-    """Every mode of this build, then the baseline's reactive mode (--baseline)."""
+def targets(modes: list[str], known: list[str], jar: Path, baseline: tuple[str, Path] | None,
+            floor: str = "") -> list[Target]:
+    """Every mode of this build, the floor (its classpath, when given), then the baseline's reactive mode."""
     found = [Target(m, PORT_BASE + known.index(m), jar) for m in modes]
+    if floor:
+        found.append(Target("floor", FLOOR_PORT, None, classpath=floor))
     if baseline:
         found.append(Target("reactive", BASELINE_PORT_BASE + known.index("reactive"), baseline[1], baseline[0]))
     return found
@@ -275,6 +283,7 @@ class BenchOptions:
     soak: int = 0
     baseline: str | None = None
     service_args: list[str] = field(default_factory=list)
+    floor: bool = True
     command: str = "scripts/bench.sh"
 
 
@@ -290,6 +299,7 @@ def options(args: argparse.Namespace, command: str = "scripts/bench.sh") -> Benc
         soak=args.soak,
         baseline=args.baseline,
         service_args=(args.service_args or "").split(),
+        floor=getattr(args, "floor", True),
         command=command,
     )
 
@@ -362,6 +372,16 @@ class Bench:
         self.step("bench-jar", [str(service / "mvnw"), "-f", str(service / "pom.xml"), "-B", "-q", "package", "-DskipTests"])
         return jar
 
+    def ensure_floor(self) -> str:
+        """The floor's classpath: the service's classes and test classes (FloorServer is among the tests, so
+        it never goes into the jar or the image) and the test scope's dependencies, from Maven."""
+        service = ROOT / "service"
+        cp_file = service / "target" / "floor.classpath"
+        self.step("bench-floor", [str(service / "mvnw"), "-f", str(service / "pom.xml"), "-B", "-q", "test-compile",
+                                  "dependency:build-classpath", "-Dmdep.includeScope=test", f"-Dmdep.outputFile={cp_file}"])
+        return os.pathsep.join([str(service / "target" / "test-classes"), str(service / "target" / "classes"),
+                                cp_file.read_text().strip()])
+
     def ensure_baseline_jar(self, ref: str) -> tuple[str, Path]:
         """The service as built at git revision REF (built once, cached by commit): (short commit, jar)."""
         git = ["git", "-C", str(ROOT)]
@@ -405,7 +425,8 @@ class Bench:
         spring = [a for a in self.opts.service_args if a not in jvm]
         argv = ["taskset", "-c", str(self.service_cpu), str(self.java_home / "bin" / "java"), "-XX:ActiveProcessorCount=1",
                 f"-Xms{HEAP}", f"-Xmx{HEAP}", f"-Xmn{YOUNG}", f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
-                "-XX:NativeMemoryTracking=summary", *jvm, "-jar", str(t.jar), f"--server.port={t.port}",
+                "-XX:NativeMemoryTracking=summary", *jvm,
+                *(["-cp", t.classpath, FLOOR_MAIN] if t.classpath else ["-jar", str(t.jar)]), f"--server.port={t.port}",
                 f"--demo.mode={t.mode}", "--logging.level.root=WARN", *spring]
         with open(self.logs / f"service-{t.name}.log", "w") as log:
             proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -671,6 +692,8 @@ class Bench:
                  f"{self.warmup_s // 2}s new connections"]
         if baseline:
             lines.append(f"baseline: reactive as built at {baseline[0]} ({self.opts.baseline}), the rows marked ({baseline[0]})")
+        if any(t.classpath for t in targets):
+            lines.append("floor: reactive's /api/work on bare Reactor Netty, no Spring (FloorServer, the service's test classes)")
         if self.opts.service_args:
             lines.append(f"service arguments: {' '.join(self.opts.service_args)}")
         return "\n".join(lines) + "\n"
@@ -693,8 +716,10 @@ class Bench:
                          self.max_fds, lo, hi, self.service_cpu, self.loadgen_cpu, self.out)
                 jar = self.ensure_jar()
                 baseline = self.ensure_baseline_jar(o.baseline) if o.baseline else None
+                # The floor is the reactive mode's: one more row wherever reactive is measured (not in a soak).
+                floor = self.ensure_floor() if o.floor and "reactive" in modes and not o.soak else ""
                 try:
-                    return self.measure(targets(modes, known, jar, baseline), modes, baseline)
+                    return self.measure(targets(modes, known, jar, baseline, floor), modes, baseline)
                 finally:
                     self.stop_all()
 
@@ -743,7 +768,7 @@ class Bench:
         (out / "machine.txt").write_text(self.machine(ts, baseline))
         bench_report.main(out)
         LOG.info("done: %s", out)
-        for name in ("soak.md", "table.md"):
+        for name in ("soak.md", "table.md", "floor.md"):
             if (out / name).is_file():
                 print((out / name).read_text(), end="", flush=True)
         return 0

@@ -243,6 +243,30 @@ def table(rows, machine):
     return "\n".join(lines) + "\n"
 
 
+def floor_table(rows):
+    """floor.md: what Spring WebFlux and the actuator cost over the floor (reactive's /api/work on bare
+    Reactor Netty), per scenario: CPU per answer and p99 - L of each mode's row against the floor's."""
+    floors = {(r["latency_ms"], r["concurrency"]): r for r in rows if r["mode"] == "floor"}
+    lines = ["| mode | L | C | CPU per answer (floor) | x floor (target <= 1.5) | p99 - L (floor) | over the floor at p99 | errors (floor) | vegeta CPU |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        f = floors.get((r["latency_ms"], r["concurrency"]))
+        if not f or r is f:
+            continue
+        mine, theirs = r.get("cpu_us_per_answer"), f.get("cpu_us_per_answer")
+        ratio = f"{mine / theirs:.2f}" if mine and theirs else "-"
+        cpu = f"{mine:,.0f} µs ({theirs:,.0f} µs)" if mine and theirs else "-"
+        loadgen = " / ".join(f"{x['loadgen_cpu_busy']:.0%}" if x.get("loadgen_cpu_busy") is not None else "-" for x in (r, f))
+        lines.append(f"| {r['label']} | {r['latency_ms']} ms | {r['concurrency']:,} | {cpu} | {ratio} "
+                     f"| {r['p99_over_l_ms']:,.0f} ms ({f['p99_over_l_ms']:,.0f} ms) | {r['p99_over_l_ms'] - f['p99_over_l_ms']:+,.0f} ms "
+                     f"| {r['errors']:,} ({f['errors']:,}) | {loadgen} |")
+    lines += ["",
+              "The floor: the same /api/work (the service's Latency rules, Mono.delay, Jackson's JSON, the same event loops, heap and "
+              "CPU) on bare Reactor Netty, without Spring WebFlux, the actuator, the meters or the router "
+              "(service/src/test/java/io/livenesslab/service/FloorServer.java). vegeta CPU: the mode's run / the floor's run."]
+    return "\n".join(lines) + "\n"
+
+
 def chart(rows, path):
     import matplotlib
 
@@ -283,6 +307,8 @@ def main(out):
     if rows:  # a --soak run has none
         (out / "table.md").write_text(table(rows, machine))
         (out / "cpu.md").write_text(cpu_table(list(zip(runs, rows))))
+        if any(r["mode"] == "floor" for r in rows):
+            (out / "floor.md").write_text(floor_table(rows))
         chart(rows, out / "chart.png")
     if (out / "soak-results.jsonl").exists():
         phases = [json.loads(line) for line in (out / "soak-results.jsonl").read_text().splitlines() if line.strip()]

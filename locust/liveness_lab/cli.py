@@ -162,6 +162,8 @@ def add_bench(sub) -> argparse.ArgumentParser:
     b.add_argument("--baseline", type=nonempty, default=None, metavar="REF",
                    help="also run the reactive mode as built at git revision REF (e.g. a tag or HEAD~3), in the same run with the same warm-up, "
                         "to hold a change against it (\"reactive (REF)\" in the tables); the jar is built once into the cache, keyed by commit")
+    b.add_argument("--no-floor", dest="floor", action="store_false",
+                   help="leave out the floor: reactive's /api/work on bare Reactor Netty, no Spring (a row wherever reactive runs)")
     b.add_argument("--service-args", type=nonempty, default=None, metavar="ARGS",
                    help="more arguments for every service JVM, after the bench's own, split at spaces: Spring settings "
                         "(--management.observations.enable.http.server.requests=true) or JVM flags (-XX:...), to measure what one setting costs; recorded in machine.txt")

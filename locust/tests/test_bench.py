@@ -50,7 +50,8 @@ def test_a_bad_flag_is_a_usage_error_naming_it(args, flag):
 def test_help_names_every_flag_and_the_exit_codes():
     done = run_cli("--help")
     assert done.returncode == 0
-    for flag in ("--duration", "--modes", "--scenarios", "--quick", "--idle-connections", "--soak", "--baseline", "--service-args"):
+    for flag in ("--duration", "--modes", "--scenarios", "--quick", "--idle-connections", "--soak", "--baseline", "--service-args",
+                 "--no-floor"):
         assert flag in done.stdout
     assert "3         usage or set-up error" in done.stdout
 
@@ -101,6 +102,14 @@ def test_each_mode_has_its_port_and_the_baseline_its_own():
     assert [(t.name, t.label, t.port) for t in ts] == [
         ("virtual", "virtual", 19083), ("reactive", "reactive", 19081), ("reactive_baseline", "reactive (1fb73c8)", 19181)]
     assert ts[2].jar == REPO / "b.jar"
+
+
+def test_the_floor_runs_from_the_test_classes_on_its_own_port():
+    known = ["blocking", "reactive"]
+    ts = bench.targets(["reactive"], known, REPO / "a.jar", None, floor="/cp/test-classes:/cp/classes")
+    assert [(t.name, t.port, t.jar, t.classpath) for t in ts] == [
+        ("reactive", 19081, REPO / "a.jar", ""), ("floor", 19079, None, "/cp/test-classes:/cp/classes")]
+    assert bench.options(parse(["bench", "--no-floor"])).floor is False and bench.options(parse(["bench"])).floor is True
 
 
 def test_the_lock_refuses_a_second_bench(tmp_path):
@@ -206,6 +215,26 @@ def test_the_report_of_a_recorded_run(tmp_path):
     b = rows[("blocking", 1000)]
     assert (b["requests"], b["errors"]) == (206, 174)
     assert b["server_rps"] == pytest.approx(40 / 12.036)
+    assert not (out / "floor.md").exists()  # a run without the floor has no floor table
     table = (out / "table.md").read_text()
     assert table.startswith("machine: 2 CPUs")
     assert "| reactive | 100 ms | 100 | 1,000 | 1,000 | 100.0% |" in table
+
+
+def test_the_floor_table_holds_each_mode_against_the_floor_of_its_scenario(tmp_path):
+    out = tmp_path / "bench"
+    shutil.copytree(RECORDED, out)
+    runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    reactive = next(r for r in runs if r["mode"] == "reactive" and r["latency_ms"] == 100)
+    # A floor run at L = 100 ms: half the reactive run's CPU, 10 ms less at p99.
+    floor = json.loads(json.dumps(reactive)) | {"mode": "floor", "cpu_ms": reactive["cpu_ms"] // 2}
+    floor["vegeta"]["latencies"]["99th"] -= 10_000_000
+    with (out / "results.jsonl").open("a") as f:
+        f.write(json.dumps(floor) + "\n")
+    bench_report.main(out)
+    rows = [line for line in (out / "floor.md").read_text().splitlines() if line.startswith("| reactive | 100 ms")]
+    assert len(rows) == 1
+    cells = [c.strip() for c in rows[0].split("|")[1:-1]]
+    assert cells[4] == "2.00" and cells[6] == "+10 ms"
+    # Only the scenario the floor ran in: no row for L = 1 s.
+    assert "| reactive | 1000 ms" not in (out / "floor.md").read_text()
