@@ -768,9 +768,8 @@ class Bench:
         (out / "machine.txt").write_text(self.machine(ts, baseline))
         bench_report.main(out)
         LOG.info("done: %s", out)
-        for name in ("soak.md", "table.md", "floor.md"):
-            if (out / name).is_file():
-                print((out / name).read_text(), end="", flush=True)
+        shown = [(out / name).read_text() for name in ("soak.md", "table.md", "floor.md") if (out / name).is_file()]
+        print("\n".join(shown), end="", flush=True)
         return 0
 
     def start_progress(self, steps: int) -> None:
