@@ -201,7 +201,7 @@ prepare_images() {
   else
     ensure_go
     ensure_static_cc
-    ensure_pkg jq jq # the node tree's containerd spec (airgap.sh); this path is root on Debian
+    ensure_pkg python3 python3 # the node tree's containerd spec (airgap.sh); this path is root on Debian
   fi
   # Debian trees (network and disk bound) in the background while Go compiles (CPU bound).
   (
