@@ -9,7 +9,7 @@ bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 
-ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../versions.env
 . "$ROOT/scripts/versions.env"
 
