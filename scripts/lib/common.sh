@@ -48,26 +48,6 @@ ll_retry() {
   done
 }
 
-# ll_timeout SECONDS COMMAND...: COMMAND, ended after SECONDS (exit 124), without GNU timeout (macOS has none).
-ll_timeout() {
-  local secs=$1 pid watcher rc=0
-  shift
-  "$@" &
-  pid=$!
-  (
-    sleep "$secs" &
-    trap 'kill $! 2>/dev/null; exit 0' TERM
-    wait $!
-    kill "$pid" 2>/dev/null && echo "timed out after ${secs}s: $*" >&2
-    exit 3
-  ) &
-  watcher=$!
-  wait "$pid" || rc=$?
-  kill "$watcher" 2>/dev/null || true
-  wait "$watcher" 2>/dev/null || { [ $? != 3 ] || rc=124; }
-  return "$rc"
-}
-
 # ll_os, ll_arch: this machine as release files name it (linux|darwin, amd64|arm64).
 ll_os() { uname -s | tr '[:upper:]' '[:lower:]'; }
 ll_arch() {

@@ -36,8 +36,8 @@ tool_version() {
     kubectl) "$2" version --client 2>/dev/null | sed -n 's/^Client Version: //p' ;;
     helm-docs) "$2" --version 2>/dev/null | awk '{print $3}' ;;
     ct) "$2" version 2>/dev/null | awk '/^Version:/ {print $2}' ;;
-    # The plugin's binary cannot tell its version: the plugin.yaml installed beside it does.
-    helm-unittest) sed -n 's/^version: "\(.*\)"$/v\1/p' "$(dirname "$(resolve_link "$2")")/../plugins/unittest/plugin.yaml" 2>/dev/null ;;
+    # The plugin's binary cannot tell its version: the cache folder it was installed into does.
+    helm-unittest) resolve_link "$2" | sed -n 's|.*/helm-unittest-\(v[^/]*\)/bin/helm-unittest$|\1|p' ;;
   esac
 }
 
