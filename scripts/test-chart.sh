@@ -9,9 +9,8 @@
 # in chart/tests/ (what each template renders for given values, NOTES.txt, and every refused value with
 # the message naming its field); then scripts/tests/test_chart.py (pytest): chart-testing's `ct lint`,
 # kube-linter on the rendering of every chart/ci/*-values.yaml, helm-docs' parameter table against the
-# committed chart/README.md, the images, appVersion and modes against versions.env and Mode.java, and two
-# releases in two namespaces that must not collide (kind-config.yaml's port mappings of the chart's
-# NodePorts: scripts/tests/kind-config.bats).
+# committed chart/README.md, the images, appVersion and modes against versions.env and Mode.java, every
+# NodePort mapped in kind-config.yaml, and two releases in two namespaces that must not collide.
 # On the cluster: a server-side dry-run of the rendered chart, the namespace's Pod Security
 # label and a dry-run of it against the running pods, every Deployment rolled out, and `helm test`.
 # Exits 1 when anything failed.

@@ -109,3 +109,26 @@ def test_collision_checker_catches_planted(tmp_path, what, plant, finding):
     done = collisions(tmp_path, plant(release("alice", *SHARED), "alice"), plant(release("bob", *SHARED), "bob"))
     assert done.returncode != 0, f"missed {what}: {done.stdout}"
     assert re.search(finding, done.stdout, re.M), f"{what}: no finding matches {finding!r}: {done.stdout}"
+
+
+# kind-config.yaml, the cluster scripts/cluster-up.sh creates: it must reach every NodePort the chart renders.
+KIND = yaml.safe_load((REPO / "kind-config.yaml").read_text())
+MAPPINGS = [(m["containerPort"], m.get("hostPort"), m.get("listenAddress", "0.0.0.0"))
+            for node in KIND["nodes"] for m in node.get("extraPortMappings", [])]
+
+
+def test_kind_config_one_node_named_liveness_lab_api_on_loopback():
+    assert (KIND["kind"], KIND["name"], KIND["networking"]["apiServerAddress"]) == ("Cluster", "liveness-lab", "127.0.0.1")
+    assert [node["role"] for node in KIND["nodes"]] == ["control-plane"]
+
+
+def test_kind_config_maps_every_node_port_the_chart_renders():
+    docs = yaml.safe_load_all(render("liveness-lab", "liveness-lab", "--set", "allVariants=true,locust.enabled=true"))
+    ports = {p["nodePort"] for d in docs if d and d["kind"] == "Service" for p in d["spec"]["ports"] if "nodePort" in p}
+    assert ports, "the chart rendered no nodePort"
+    assert ports <= {container for container, _, _ in MAPPINGS}, f"not mapped in kind-config.yaml: {ports - {m[0] for m in MAPPINGS}}"
+
+
+def test_kind_config_maps_on_loopback_only_and_locust_ui_on_8089():
+    assert MAPPINGS and all(address == "127.0.0.1" for _, _, address in MAPPINGS), MAPPINGS
+    assert (30089, 8089, "127.0.0.1") in MAPPINGS
