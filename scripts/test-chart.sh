@@ -11,15 +11,16 @@
 # kube-linter on the rendering of every chart/ci/*-values.yaml, helm-docs' parameter table against the
 # committed chart/README.md, the images, appVersion and modes against versions.env and Mode.java, every
 # NodePort mapped in kind-config.yaml, and two releases in two namespaces that must not collide.
-# On the cluster: a server-side dry-run of the rendered chart, the namespace's Pod Security
-# label and a dry-run of it against the running pods, every Deployment rolled out, and `helm test`.
+# On the cluster (scripts/tests/test_chart_cluster.py): a server-side dry-run of the rendered chart, the
+# namespace's Pod Security label and a dry-run of it against the running pods, every Deployment rolled
+# out, and `helm test`.
 # Exits 1 when anything failed.
 #
 # Environment it reads (with defaults):
 #   LIVENESS_LAB_KUBE_CONTEXT=kind-$KIND_CLUSTER_NAME   kubectl/helm context for --cluster
 #   LIVENESS_LAB_NAMESPACE=liveness-lab                 namespace of the release
 #   LIVENESS_LAB_RELEASE=liveness-lab                   release name
-#   LIVENESS_LAB_HELM_TEST_TIMEOUT=5m                   how long `helm test` and the rollouts may take
+#   LIVENESS_LAB_HELM_TEST_TIMEOUT=5m                   how long `helm test` and each rollout may take
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
@@ -30,7 +31,6 @@ CHART=$LL_ROOT/chart
 RELEASE=${LIVENESS_LAB_RELEASE:-liveness-lab}
 NAMESPACE=${LIVENESS_LAB_NAMESPACE:-liveness-lab}
 KUBE_CONTEXT=${LIVENESS_LAB_KUBE_CONTEXT:-kind-$KIND_CLUSTER_NAME}
-TEST_TIMEOUT=${LIVENESS_LAB_HELM_TEST_TIMEOUT:-5m}
 
 # build_kube_linter DIR: kube-linter KUBE_LINTER_VERSION into DIR, built inside its own module (see
 # versions.env for why not `go install golang.stackrox.io/kube-linter/...`).
@@ -85,76 +85,26 @@ static_checks() {
   return "$rc"
 }
 
-# --- on-cluster checks (scripts/test-chart.sh --cluster) ---
-
-kube() { kubectl --context "$KUBE_CONTEXT" "$@"; }
-helm_here() { helm --kube-context "$KUBE_CONTEXT" --namespace "$NAMESPACE" "$@"; }
-
-# server_dry_run: the API server accepts every object the chart renders with the release's own values
-# (schemas, defaulting, admission webhooks, Pod Security warnings), and Helm's own server-side dry-run of
-# an upgrade (lookups, ownership of existing objects) passes.
-check_server_dry_run() {
-  local values=$RENDERED/release-values.yaml
-  helm_here get values "$RELEASE" --output yaml >"$values" &&
-    # --skip-tests: the test pods of an earlier `helm test` are still there, and a Pod's spec is immutable.
-    helm template "$RELEASE" "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBERNETES_VERSION" \
-      --values "$values" --skip-tests >"$RENDERED/release.yaml" &&
-    kube apply --server-side --force-conflicts --field-manager=test-chart --dry-run=server \
-      --namespace "$NAMESPACE" --filename "$RENDERED/release.yaml" &&
-    helm_here upgrade "$RELEASE" "$CHART" --values "$values" --take-ownership --dry-run=server >/dev/null
-}
-
-# pod_security: the namespace enforces `restricted`, and no running pod violates it. The API server
-# checks every pod of a namespace only when its enforce level or version changes, so the dry-run names
-# an explicit version (the namespace says `latest`): its warnings list the violating pods.
-check_pod_security() {
-  local level version warnings
-  level=$(kube get namespace "$NAMESPACE" -o 'jsonpath={.metadata.labels.pod-security\.kubernetes\.io/enforce}')
-  echo "namespace $NAMESPACE enforces: ${level:-nothing}"
-  [ "$level" = restricted ] || return 1
-  version=$(echo "$KUBERNETES_VERSION" | cut -d. -f1,2)
-  warnings=$(kube label --dry-run=server --overwrite namespace "$NAMESPACE" \
-    pod-security.kubernetes.io/enforce=restricted "pod-security.kubernetes.io/enforce-version=$version" 2>&1 >/dev/null)
-  echo "${warnings:-no pod violates restricted:$version}"
-  [ -z "$warnings" ]
-}
-
-check_rollout() {
-  local deployment
-  for deployment in $(kube -n "$NAMESPACE" get deployment -l "app.kubernetes.io/instance=$RELEASE" -o name); do
-    kube -n "$NAMESPACE" rollout status "$deployment" --timeout "$TEST_TIMEOUT" || return 1
-  done
-}
-
-check_helm_test() {
-  helm_here test "$RELEASE" --logs --timeout "$TEST_TIMEOUT"
-}
-
-# cluster_diagnostics: what a reader needs when an on-cluster check failed.
-cluster_diagnostics() {
-  echo "--- pods, events and logs of release $RELEASE ---" >&2
-  kube -n "$NAMESPACE" get pods -o wide >&2 || true
-  kube -n "$NAMESPACE" get events --sort-by=.lastTimestamp 2>&1 | tail -n 30 >&2 || true
-  kube -n "$NAMESPACE" logs -l "app.kubernetes.io/instance=$RELEASE" --all-containers --tail=20 --prefix >&2 || true
-}
-
+# cluster_checks: scripts/tests/test_chart_cluster.py on the installed release; when it fails, the pods,
+# events and logs a reader needs.
 cluster_checks() {
-  RENDERED=$(mktemp -d)
-  trap 'rm -rf "$RENDERED"' EXIT
+  local rc=0
   ensure_helm
+  ensure_locust_venv dev
   need_cmd kubectl "run scripts/cluster-up.sh, which installs kubectl $KUBERNETES_VERSION into $LL_TOOLS/bin"
-  kube get --raw /readyz >/dev/null 2>&1 ||
+  kubectl --context "$KUBE_CONTEXT" get --raw /readyz >/dev/null 2>&1 ||
     die "no cluster answers on context $KUBE_CONTEXT" "run scripts/cluster-up.sh (or set LIVENESS_LAB_KUBE_CONTEXT)"
-  helm_here status "$RELEASE" >/dev/null 2>&1 ||
+  helm --kube-context "$KUBE_CONTEXT" --namespace "$NAMESPACE" status "$RELEASE" >/dev/null 2>&1 ||
     die "release $RELEASE is not installed in namespace $NAMESPACE" "run scripts/cluster-up.sh, which installs the chart"
-  # Each check says what it saw; one that fails does not stop the others (they are not run under errexit).
-  local check failed=()
-  for check in server_dry_run pod_security rollout helm_test; do
-    log "$check"
-    "check_$check" || failed+=("$check")
-  done
-  [ ${#failed[@]} = 0 ] || { cluster_diagnostics; die "on-cluster checks failed: ${failed[*]} (above)"; }
-  log "on-cluster checks passed: server_dry_run pod_security rollout helm_test"
+  export LIVENESS_LAB_KUBE_CONTEXT=$KUBE_CONTEXT LIVENESS_LAB_NAMESPACE=$NAMESPACE LIVENESS_LAB_RELEASE=$RELEASE
+  "$LL_VENV/bin/python" -m pytest -v -p no:cacheprovider ${LIVENESS_LAB_JUNIT:+--junitxml "$LIVENESS_LAB_JUNIT/pytest-cluster.xml"} \
+    "$LL_ROOT/scripts/tests/test_chart_cluster.py" || rc=$?
+  [ "$rc" = 0 ] && return 0
+  echo "--- pods, events and logs of release $RELEASE ---" >&2
+  kubectl --context "$KUBE_CONTEXT" -n "$NAMESPACE" get pods -o wide >&2 || true
+  kubectl --context "$KUBE_CONTEXT" -n "$NAMESPACE" get events --sort-by=.lastTimestamp 2>&1 | tail -n 30 >&2 || true
+  kubectl --context "$KUBE_CONTEXT" -n "$NAMESPACE" logs -l "app.kubernetes.io/instance=$RELEASE" --all-containers --tail=20 --prefix >&2 || true
+  return "$rc"
 }
 
 main() {
