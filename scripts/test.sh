@@ -5,7 +5,7 @@
 #
 # Usage: scripts/test.sh [SUITE...]
 #   SUITE: lint | docs | service | chart | cluster | locust | e2e | registry | all (default: all)
-#     lint     shellcheck of every script, no GNU-only construct in the scripts users run (scripts/tests/lint/)
+#     lint     shellcheck, no GNU-only construct in the scripts users run, this runner (scripts/tests/lint/)
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/tests/test_docs.py)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)

@@ -49,6 +49,7 @@ def run_suite(test_sh: str, logs: Path, suite: str) -> tuple:
         tests, failed, skipped = totals(junit)
     except ET.ParseError as error:
         tests, failed, skipped, problem = 0, 1, 0, f"a JUnit report is not XML: {error}"
+    passed = tests - failed - skipped
     if rc != 0 and failed == 0:
         failed, problem = 1, "no failing test reported"
     if tests == 0 or tests == skipped:
@@ -64,7 +65,7 @@ def run_suite(test_sh: str, logs: Path, suite: str) -> tuple:
         print(f"{suite:<8} FAILED in {took}s (exit {rc}; {counts}, {failed} failed{'; ' + problem if problem else ''}); last lines of {log}:")
         for line in text[-60:]:
             print("  | " + line)
-    return tests - failed - skipped, failed, skipped, rc == 0 and not problem
+    return passed, failed, skipped, rc == 0 and not problem
 
 
 def main(test_sh: str, logs: str, *args: str) -> int:
@@ -90,4 +91,7 @@ def main(test_sh: str, logs: str, *args: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    sys.exit(main(*sys.argv[1:]))
+    try:
+        sys.exit(main(*sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The lint suite (scripts/test.sh lint): shellcheck of every script and bats file, and no GNU-only
-# construct in the scripts users run on macOS (the check tried on planted lines first); the bash-3 refusal.
+# construct in the scripts users run on macOS (the check tried on planted lines first); the bash-3 refusal;
+# the runner of scripts/test.sh (scripts/libexec/run_suites.py) on a stand-in test.sh.
 
 load ../test_helper
 setup_file() { :; } # not in the macOS userland: shellcheck and the checks run as they are
@@ -55,4 +56,27 @@ gnu_only_lines() { grep -HnE "$GNU_ONLY" "$@" | grep -v '# portable:' | grep -vE
   assert_output --partial "brew install bash"
   run ll_check_bash 5
   assert_success
+}
+
+# scripts/test.sh's runner on a stand-in test.sh whose suites report what each name says.
+@test "the runner: per-suite lines, the sum, and a suite with no test, only skipped ones or a bad exit fails" {
+  cat >"$BATS_TEST_TMPDIR/test.sh" <<'SH'
+#!/bin/sh
+mkdir -p "$LIVENESS_LAB_JUNIT"
+case $LL_TEST_SUITE in
+  lint) echo '<testsuite><testcase name="a"/><testcase name="b"><skipped/></testcase></testsuite>' >"$LIVENESS_LAB_JUNIT/r.xml" ;;
+  docs) echo '<testsuite><testcase name="a"><skipped/></testcase></testsuite>' >"$LIVENESS_LAB_JUNIT/r.xml" ;;
+  chart) echo 'summary: shown'; echo '<testsuite><testcase name="a"/></testsuite>' >"$LIVENESS_LAB_JUNIT/r.xml"; exit 3 ;;
+esac
+SH
+  chmod +x "$BATS_TEST_TMPDIR/test.sh"
+  run python3 "$ROOT/scripts/libexec/run_suites.py" "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/logs" lint docs chart cluster
+  assert_failure 1
+  assert_line --regexp '^lint     passed in [0-9]+s \(2 tests, 1 skipped\)$'
+  assert_line --regexp '^docs     FAILED in [0-9]+s \(exit 0; 1 tests, 1 skipped, 1 failed; every test was skipped\)'
+  assert_line '  shown'
+  assert_line --regexp '^chart    FAILED in [0-9]+s \(exit 3; 1 tests, 1 failed; no failing test reported\)'
+  assert_line --regexp '^cluster  FAILED in [0-9]+s \(exit 0; 0 tests, 1 failed; no test reported\)'
+  assert_line 'failed suites: docs chart cluster'
+  assert_line '2 passed, 3 failed (2 skipped)' # chart's one test passed: its failure is the exit status
 }
