@@ -358,6 +358,7 @@ docker_resources() {
 # and keeps oom_score_adj within reach (see scripts/libexec/runc-wrapper.sh).
 install_runc_wrapper() {
   ensure_pkg python3 python3
+  ensure_pkg jq jq # the wrapper's own edit of each container's OCI spec
   mkdir -p "$(dirname "$LL_RUNC_WRAPPER")"
   install -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
   python3 "$LL_ROOT/scripts/libexec/json_edits.py" docker-runtime /etc/docker/daemon.json "$LL_RUNC_WRAPPER"
