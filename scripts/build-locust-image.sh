@@ -41,22 +41,12 @@ locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" >&2
     "regenerate it: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'"
 
 need_cmd docker "install Docker: Docker Desktop on macOS (https://docs.docker.com/desktop/), Docker Engine on Linux (scripts/cluster-up.sh installs it on Debian as root)"
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-  log "pulling base image $base"
-  docker pull "$base" >/dev/null 2>&1 ||
-    die "base image '$base' is neither present nor pullable" \
-      "where no registry answers, build the local one first (scripts/cluster-up.sh does), or pass --base $LOCAL_PYTHON_BASE_IMAGE if it is built already"
-fi
-
+require_image base "$base" --base "$LOCAL_PYTHON_BASE_IMAGE"
 # The image is current when it was built from these exact sources onto this base: the label names both
 # (the sources hash, then the base's image ID). How pip got the wheels does not matter: their hashes
 # are the lock's either way.
-sources=$(ll_sources_hash locust)-$(docker image inspect --format '{{.Id}}' "$base" | cut -c8-19)
-built=$(docker image inspect --format '{{ index .Config.Labels "io.livenesslab.sources" }}' "$image" 2>/dev/null || true)
-if [ -z "$force" ] && [ "$built" = "$sources" ]; then
-  log "image $image is up to date (sources $sources): not rebuilt"
-  exit 0
-fi
+sources=$(ll_sources_hash locust)-$(image_id12 "$base")
+image_up_to_date "$image" "$sources" "$force" && exit 0
 
 # The Node stage needs NODE_IMAGE; where no registry answers, the host builds the bundle and the stage
 # runs on the base image (already here) only to check it.
@@ -72,10 +62,5 @@ if [ -n "$offline" ]; then
   step locust-wheels prepare_locust_wheels "$base"
   wheels=(--build-arg WHEELS=wheels)
 fi
-# buildx adds provenance attestations by default, which makes every build's digest differ; without
-# them identical builds give identical digests. The legacy builder (Docker 20.10, no buildx) ignores it.
-export BUILDX_NO_DEFAULT_ATTESTATIONS=1
-# --label on the command line: the legacy builder takes it as the final layer, after every cached one.
-step docker-build-locust docker build --build-arg "BASE_IMAGE=$base" "${webui[@]}" ${wheels[@]+"${wheels[@]}"} \
-  --label "io.livenesslab.sources=$sources" -t "$image" "$LL_ROOT/locust"
-log "built $image onto $base ($(docker image inspect --format '{{.Size}}' "$image" | awk '{ printf "%d MB", $1 / 1000000 }'))"
+build_image docker-build-locust "$image" "$sources" --build-arg "BASE_IMAGE=$base" "${webui[@]}" \
+  ${wheels[@]+"${wheels[@]}"} "$LL_ROOT/locust"

@@ -201,7 +201,7 @@ prepare_images() {
   else
     ensure_go
     ensure_static_cc
-    ensure_pkg jq jq # the node tree's containerd spec (airgap.sh); this path is root on Debian
+    ensure_pkg python3 python3 # the node tree's containerd spec (airgap.sh); this path is root on Debian
   fi
   # Debian trees (network and disk bound) in the background while Go compiles (CPU bound).
   (
@@ -230,19 +230,11 @@ build_app_images() {
   fi
 }
 
-# load_app_images: every image of ours that the chart names into the node (official ones are pulled
-# by the node itself where a registry answers).
+# load_app_images: the two images of ours into the node (the chart renders exactly these: the chart
+# suite's test_chart.py ties them to scripts/versions.env; official ones are pulled by the node).
 load_app_images() {
-  local image
-  for image in $(chart_images "$KUBERNETES_VERSION"); do
-    if docker image inspect "$image" >/dev/null 2>&1; then
-      load_image "$image"
-    elif [ "$MODE" = registry ] && [ "${image#liveness-lab/}" = "$image" ]; then
-      log "image $image: the node pulls it"
-    else
-      die "the chart names $image, which was not built" "read the step logs in $LL_LOGS"
-    fi
-  done
+  load_image "$SERVICE_IMAGE:$SERVICE_VERSION"
+  load_image "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG"
 }
 
 # print_next_steps: where to look, with commands that work as printed (a tool that the user's PATH

@@ -26,9 +26,7 @@ LL_POD_CIDR=10.244.0.0/24
 local_node_image() { echo "$LOCAL_NODE_IMAGE:$KUBERNETES_VERSION"; }
 
 # kind_module_dir: kind's sources in the Go module cache (downloads the module if needed).
-kind_module_dir() {
-  go mod download -json "sigs.k8s.io/kind@$KIND_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
-}
+kind_module_dir() { go_module_dir "sigs.k8s.io/kind@$KIND_VERSION"; }
 
 # recipe_hash WORDS...: what a locally built image was made from (the words and the Debian suite).
 recipe_hash() { printf '%s\n' "$LOCAL_BASE_SUITE" "$@" | sha256sum | cut -c1-12; }
@@ -265,9 +263,7 @@ assemble_node_tree() {
     "$dir/usr/local/bin/"
   install -m 0755 "$LL_CACHE/cni-plugins-$CNI_PLUGINS_VERSION/bin/"* "$dir/opt/cni/bin/"
   install -D -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$dir/usr/local/sbin/runc"
-  "$dir/usr/local/bin/ctr" oci spec |
-    jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' |
-    jq 'del(.process.rlimits)' >"$dir/etc/containerd/cri-base.json"
+  "$dir/usr/local/bin/ctr" oci spec | python3 "$LL_ROOT/scripts/libexec/json_edits.py" cri-base >"$dir/etc/containerd/cri-base.json"
   cni_conflist >"$dir/etc/cni/net.d/10-liveness-lab.conflist"
   # kind applies default-cni.yaml unless the config disables it (ours does); without
   # default-storage.yaml it falls back to a host-path StorageClass that needs no image.

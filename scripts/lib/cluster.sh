@@ -148,13 +148,6 @@ release_deployed() {
   [ -n "$(helm list $(helm_flags) --deployed --short --filter "^$LL_RELEASE\$")" ]
 }
 
-# chart_images KUBERNETES-VERSION: every image the chart's manifests name, once each.
-chart_images() {
-  # shellcheck disable=SC2046
-  helm template "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) --kube-version "$1" |
-    sed -n 's/^[[:space:]-]*image:[[:space:]]*"\{0,1\}\([^" ]*\)"\{0,1\}[[:space:]]*$/\1/p' | sort -u
-}
-
 # release_ever_deployed: some revision of the release reached "deployed" (it may have been superseded
 # since). Helm keeps each revision in a Secret labelled owner=helm, name=<release>, status=<status> (its
 # storage format since Helm 3, and Helm 4's): the API server's label selector answers, nothing is parsed.

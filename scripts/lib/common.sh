@@ -48,26 +48,6 @@ ll_retry() {
   done
 }
 
-# ll_timeout SECONDS COMMAND...: COMMAND, ended after SECONDS (exit 124), without GNU timeout (macOS has none).
-ll_timeout() {
-  local secs=$1 pid watcher rc=0
-  shift
-  "$@" &
-  pid=$!
-  (
-    sleep "$secs" &
-    trap 'kill $! 2>/dev/null; exit 0' TERM
-    wait $!
-    kill "$pid" 2>/dev/null && echo "timed out after ${secs}s: $*" >&2
-    exit 3
-  ) &
-  watcher=$!
-  wait "$pid" || rc=$?
-  kill "$watcher" 2>/dev/null || true
-  wait "$watcher" 2>/dev/null || { [ $? != 3 ] || rc=124; }
-  return "$rc"
-}
-
 # ll_os, ll_arch: this machine as release files name it (linux|darwin, amd64|arm64).
 ll_os() { uname -s | tr '[:upper:]' '[:lower:]'; }
 ll_arch() {
@@ -251,4 +231,34 @@ check_service_version() {
   printf 'error: service/pom.xml has version %s but scripts/versions.env has SERVICE_VERSION=%s\n  fix: make them equal: the image tag comes from the project version\n' \
     "$pom_version" "$SERVICE_VERSION" >&2
   return 1
+}
+
+# require_image ROLE IMAGE OPTION LOCAL-IMAGE: IMAGE is here or can be pulled, else stop with the fix.
+require_image() {
+  docker image inspect "$2" >/dev/null 2>&1 && return 0
+  log "pulling $1 image $2"
+  docker pull "$2" >/dev/null 2>&1 && return 0
+  die "$1 image '$2' is neither present nor pullable" \
+    "where no registry answers, build the local one first (scripts/cluster-up.sh does), or pass $3 $4 if it is built already"
+}
+
+# image_id12 IMAGE: 12 hex digits of a local IMAGE's ID (the base images' part of a sources label).
+image_id12() { docker image inspect --format '{{.Id}}' "$1" | cut -c8-19; }
+
+# image_up_to_date IMAGE SOURCES FORCE: IMAGE carries the io.livenesslab.sources label SOURCES (it was
+# built from them) and FORCE is empty; says so.
+image_up_to_date() {
+  [ -z "$3" ] && [ "$(docker image inspect --format '{{ index .Config.Labels "io.livenesslab.sources" }}' "$1" 2>/dev/null)" = "$2" ] &&
+    log "image $1 is up to date (sources $2)"
+}
+
+# build_image NAME IMAGE SOURCES DOCKER-BUILD-ARG...: `docker build` of IMAGE, labelled with SOURCES.
+build_image() {
+  local name=$1 image=$2 sources=$3
+  shift 3
+  # buildx adds provenance attestations by default, which makes every build's digest differ; without
+  # them identical builds give identical digests. The legacy builder (Docker 20.10, no buildx) ignores it.
+  # --label on the command line: the legacy builder takes it as the final layer, after every cached one.
+  BUILDX_NO_DEFAULT_ATTESTATIONS=1 step "$name" docker build --label "io.livenesslab.sources=$sources" -t "$image" "$@"
+  log "built $image ($(docker image inspect --format '{{.Size}}' "$image" | awk '{ printf "%d MB", $1 / 1000000 }'))"
 }

@@ -27,13 +27,17 @@ go_install_into() {
   GOBIN=$dir go_static install -trimpath -ldflags=-s\ -w "$@"
 }
 
+# go_module_dir MODULE@VERSION: where the Go module cache keeps MODULE@VERSION's files (downloaded first;
+# `go list -m` alone fetches only its go.mod).
+go_module_dir() { go mod download "$1" && go list -m -f '{{.Dir}}' "$1"; }
+
 # go_build_in_module OUT MODULE VERSION PACKAGE [LDFLAGS]: builds PACKAGE (./path inside MODULE) of
 # MODULE@VERSION into the file OUT, inside the module as the Go module proxy serves it, so with its own
 # go.mod and go.sum: the release's exact dependency set, and its replace directives, which `go install
 # MODULE/PACKAGE@VERSION` refuses.
 go_build_in_module() {
   local out=$1 module=$2 version=$3 package=$4 src
-  src=$(go mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  src=$(go_module_dir "$module@$version")
   [ -n "$src" ] || { echo "could not download $module@$version from the Go module proxy (check 'go env GOPROXY')" >&2; return 1; }
   mkdir -p "$(dirname "$out")"
   (cd "$src" && go_static build -trimpath -ldflags "-s -w ${5:-}" -o "$out" "$package")
@@ -74,11 +78,6 @@ kube_ldflags() {
   printf '%s' "$flags"
 }
 
-# kube_module_dir VERSION: where the Go module cache keeps k8s.io/kubernetes@VERSION (downloads it).
-kube_module_dir() {
-  go mod download -json "k8s.io/kubernetes@$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
-}
-
 # build_kubernetes VERSION COMMAND...: builds Kubernetes commands (kubeadm, kubelet, kubectl, ...) into
 # $LL_CACHE/kubernetes-VERSION/bin. k8s.io/kubernetes cannot be 'go install'ed: its go.mod replaces
 # every k8s.io/<staging> module with a local folder, so a scratch module requires it and points each
@@ -93,7 +92,7 @@ build_kubernetes() {
   scratch_module "$mod" liveness-lab/build/kubernetes
   (
     cd "$mod" || exit
-    gomod=$(kube_module_dir "$v")/go.mod
+    gomod=$(go_module_dir "k8s.io/kubernetes@$v")/go.mod
     [ -f "$gomod" ] || { echo "k8s.io/kubernetes@$v not found on the Go module proxy" >&2; exit 1; }
     staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => \./staging/.*#\1#p' "$gomod")
     {
@@ -128,7 +127,7 @@ ensure_static_cc() {
 build_pause() {
   local src
   [ -x "$2" ] && return 0
-  src=$(kube_module_dir "$1")/build/pause/linux/pause.c
+  src=$(go_module_dir "k8s.io/kubernetes@$1")/build/pause/linux/pause.c
   mkdir -p "$(dirname "$2")"
   gcc -Os -static -DVERSION="liveness-lab" -o "$2.tmp" "$src" && strip "$2.tmp" && mv "$2.tmp" "$2"
 }

@@ -36,8 +36,8 @@ tool_version() {
     kubectl) "$2" version --client 2>/dev/null | sed -n 's/^Client Version: //p' ;;
     helm-docs) "$2" --version 2>/dev/null | awk '{print $3}' ;;
     ct) "$2" version 2>/dev/null | awk '/^Version:/ {print $2}' ;;
-    # The plugin's binary cannot tell its version: the plugin.yaml installed beside it does.
-    helm-unittest) sed -n 's/^version: "\(.*\)"$/v\1/p' "$(dirname "$(resolve_link "$2")")/../plugins/unittest/plugin.yaml" 2>/dev/null ;;
+    # The plugin's binary cannot tell its version: the cache folder it was installed into does.
+    helm-unittest) resolve_link "$2" | sed -n 's|.*/helm-unittest-\(v[^/]*\)/bin/helm-unittest$|\1|p' ;;
   esac
 }
 
@@ -205,7 +205,7 @@ build_helm_docs() {
 build_ct() {
   local m=github.com/helm/chart-testing/v3 src
   go_build_in_module "$1/ct" "$m" "$CHART_TESTING_VERSION" ./ct "-X $m/ct/cmd.Version=$CHART_TESTING_VERSION" || return 1
-  src=$(go mod download -json "$m@$CHART_TESTING_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  src=$(go_module_dir "$m@$CHART_TESTING_VERSION")
   rm -rf "$1/../etc" && cp -R "$src/etc" "$1/../etc" && chmod -R u+w "$1/../etc"
 }
 
@@ -357,16 +357,11 @@ docker_resources() {
 # install_runc_wrapper: Docker's default runtime becomes a runc wrapper that drops CAP_SYS_RESOURCE
 # and keeps oom_score_adj within reach (see scripts/libexec/runc-wrapper.sh).
 install_runc_wrapper() {
-  local conf=/etc/docker/daemon.json tmp
-  ensure_pkg jq jq
+  ensure_pkg python3 python3
+  ensure_pkg jq jq # the wrapper's own edit of each container's OCI spec
   mkdir -p "$(dirname "$LL_RUNC_WRAPPER")"
   install -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
-  mkdir -p /etc/docker
-  tmp=$(mktemp)
-  { [ -s "$conf" ] && cat "$conf" || echo '{}'; } |
-    jq --arg path "$LL_RUNC_WRAPPER" \
-      '.runtimes["liveness-lab-runc"] = {path: $path} | .["default-runtime"] = "liveness-lab-runc"' >"$tmp"
-  mv "$tmp" "$conf"
+  python3 "$LL_ROOT/scripts/libexec/json_edits.py" docker-runtime /etc/docker/daemon.json "$LL_RUNC_WRAPPER"
   log "runc wrapper: this host lacks CAP_SYS_RESOURCE, so Docker's default runtime is $LL_RUNC_WRAPPER"
 }
 

@@ -91,57 +91,9 @@ ll_lock_one() {
   } >"$out.tmp" && mv "$out.tmp" "$out"
 }
 
-# locust_lock_problems LOCK PINS...: says what makes LOCK out of date and returns 1, or returns 0.
-# PINS are requirements files (their `name==version` lines) or other locks (all their packages): each
-# pin must be in LOCK with the same version. And every package in LOCK is pinned with == and at least
-# one hash, appears once, and is top-level ("via -r") only when a requirements file among PINS names it.
-locust_lock_problems() {
-  local lock=$1
-  shift
-  awk -v lockfile="$(basename "$lock")" '
-    function norm(name) { name = tolower(name); gsub(/[-_.]+/, "-", name); return name }
-    # pin(LINE): "name version" from "name[extra]==version ; marker \", or "" when not a == pin.
-    function pin(line,    name, version) {
-      sub(/[ \t]*\\$/, "", line); sub(/[ \t]*;.*/, "", line)
-      if (line !~ /^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^]]*\])?==[^ =]+$/) return ""
-      # Two subs, not sub(/[[=].*/): BWK awk (macOS) reads "[=" in a bracket as an equivalence class.
-      name = line; sub(/=.*/, "", name); sub(/\[.*/, "", name)
-      version = line; sub(/.*==/, "", version)
-      return norm(name) " " version
-    }
-    function problem(text) { print lockfile ": " text; bad = 1 }
-    FNR == 1 { nfiles++ }
-    nfiles == 1 && /^[A-Za-z0-9]/ {
-      p = pin($0)
-      if (p == "") { problem("\"" $0 "\" is not pinned with =="); current = ""; next }
-      split(p, f, " "); current = f[1]
-      if (current in locked) problem(current " appears twice (" locked[current] ", " f[2] "): one version per package")
-      locked[current] = f[2]; hashes[current] += 0
-      next
-    }
-    nfiles == 1 && /^[ \t]+--hash=/ { if (current != "") hashes[current]++; next }
-    nfiles == 1 && /^[ \t]*#( via)?[ \t]+-r / { if (current != "") toplevel[current] = 1; next }
-    nfiles == 1 { next }
-    /^[ \t]*(#|-|$)/ { next }
-    {
-      p = pin($0); src = FILENAME; sub(/.*\//, "", src)
-      if (p == "") { if (src ~ /\.txt$/) problem(src ": \"" $0 "\" is not pinned with =="); next }
-      split(p, f, " ")
-      if (!(f[1] in wanted)) { wanted[f[1]] = f[2]; source[f[1]] = src }
-      if (src ~ /\.txt$/) direct[f[1]] = 1
-    }
-    END {
-      for (name in wanted) {
-        if (!(name in locked)) problem(name "==" wanted[name] " (" source[name] ") is not in it")
-        else if (locked[name] != wanted[name]) problem("has " name "==" locked[name] ", " source[name] " has " wanted[name])
-      }
-      for (name in locked) {
-        if (hashes[name] == 0) problem(name "==" locked[name] " has no hash")
-        if ((name in toplevel) && !(name in direct)) problem(name " is top-level in it, but no requirements file names it")
-      }
-      exit bad
-    }' "$lock" "$@"
-}
+# locust_lock_problems LOCK PINS...: says what makes LOCK out of date and returns 1, or returns 0
+# (scripts/libexec/lock_check.py, the standard library only: it runs before every Locust image build).
+locust_lock_problems() { "${LIVENESS_LAB_PYTHON:-python3}" "$LL_ROOT/scripts/libexec/lock_check.py" "$@"; }
 
 # prepare_locust_wheels BASE_IMAGE: the wheels of locust/requirements.lock that BASE_IMAGE's Python
 # installs (its version, CPU and glibc; the lock's markers evaluated as that Python would), in
@@ -149,56 +101,6 @@ locust_lock_problems() {
 # locust` installs them offline. For builds whose pip cannot reach PyPI (no network in builds, or a
 # TLS proxy whose CA the base image does not trust): the host's pip downloads them instead.
 prepare_locust_wheels() {
-  local base=$1 target wheels=$LL_ROOT/locust/wheels requirements platforms=() pyver machine glibc minor
   ensure_locust_venv runtime
-  # The base's marker environment (PEP 508) and glibc, from its python3 with the standard library only.
-  target=$(docker run --rm --network none --entrypoint python3 "$base" -c '
-import json, os, platform, sys
-v = sys.implementation.version
-full = "%d.%d.%d" % v[:3] + ("" if v.releaselevel == "final" else v.releaselevel[0] + str(v.serial))
-print(json.dumps({"implementation_name": sys.implementation.name, "implementation_version": full,
-    "os_name": os.name, "platform_machine": platform.machine(), "platform_release": platform.release(),
-    "platform_system": platform.system(), "platform_version": platform.version(),
-    "python_full_version": platform.python_version(), "platform_python_implementation": platform.python_implementation(),
-    "python_version": "%d.%d" % sys.version_info[:2], "sys_platform": sys.platform, "glibc": platform.libc_ver()[1]}))') ||
-    die "could not run python3 in $base" "build or pull $base first"
-  read -r pyver machine glibc < <("$LL_VENV/bin/python" -c 'import json, sys; t = json.loads(sys.argv[1]); print(t["python_version"], t["platform_machine"], t["glibc"] or "none")' "$target")
-  case $glibc in
-    2.*) ;;
-    *) die "$base has no glibc ($glibc): the offline wheels are manylinux ones" "use a Debian- or Ubuntu-based python3 image" ;;
-  esac
-  # Every manylinux tag that glibc runs, newest last: pip takes the best file the lock has a hash of.
-  platforms=(--platform "manylinux2014_$machine")
-  glibc=${glibc#2.}
-  for ((minor = 17; minor <= ${glibc%%.*}; minor++)); do platforms+=(--platform "manylinux_2_${minor}_$machine"); done
-  requirements=$(mktemp)
-  # The lock's entries whose markers hold for the base's Python, without the markers: pip download
-  # would evaluate them for the host's Python, which may be another version or OS.
-  "$LL_VENV/bin/python" - "$LL_ROOT/$LOCUST_LOCK" "$target" >"$requirements" <<'EOF' || { rm -f "$requirements"; die "could not read $LOCUST_LOCK"; }
-import json, sys
-from packaging.markers import Marker
-lock, target = sys.argv[1], json.loads(sys.argv[2])
-target.pop("glibc")
-entry = ""
-for line in list(open(lock)) + [""]:
-    if line.strip().startswith("#"):
-        continue
-    entry += line.strip().rstrip("\\") + " "
-    if line.rstrip().endswith("\\"):
-        continue
-    requirement, _, hashes = entry.partition(" --hash")
-    entry = ""
-    name, _, marker = requirement.partition(";")
-    if name.strip() and (not marker.strip() or Marker(marker.strip()).evaluate(target)):
-        print(name.strip(), "--hash" + hashes if hashes else "")
-EOF
-  log "downloading Locust's wheels for Python $pyver ($machine, glibc 2.$glibc) into locust/wheels"
-  rm -rf "$wheels.new"
-  "$LL_VENV/bin/python" -m pip download -q --disable-pip-version-check --require-hashes --no-deps -r "$requirements" \
-    -d "$wheels.new" --only-binary=:all: --implementation cp --python-version "$pyver" --platform any "${platforms[@]}" || {
-    rm -rf "$requirements" "$wheels.new"
-    die "pip could not download the wheels for Python $pyver" "check that PyPI answers, or build with a base whose pip reaches it"
-  }
-  rm -rf "$requirements" "$wheels"
-  mv "$wheels.new" "$wheels"
+  "$LL_VENV/bin/python" "$LL_ROOT/scripts/libexec/offline_wheels.py" "$1" "$LL_ROOT/$LOCUST_LOCK" "$LL_ROOT/locust/wheels"
 }

@@ -2,14 +2,7 @@
 # scripts/cluster-down.sh's arguments (deleting a cluster is scripts/test-e2e.sh's last step), in macOS's
 # userland.
 
-setup_file() {
-  load test_helper
-  use_macos_userland
-}
-
-setup() {
-  load test_helper
-}
+load test_helper
 
 @test "an unknown argument: exit 2, the error and its fix on stderr, nothing on stdout" {
   refuses_unknown_argument cluster-down.sh

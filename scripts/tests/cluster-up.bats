@@ -4,13 +4,9 @@
 # no-registry path off root Debian), all in macOS's userland. Docker and kind are stand-ins
 # (test_helper.bash's stub_docker): nothing here talks to a Docker daemon. The real run: scripts/test-e2e.sh.
 
-setup_file() {
-  load test_helper
-  use_macos_userland
-}
+load test_helper
 
 setup() {
-  load test_helper
   STUBS=$BATS_TEST_TMPDIR/stubs
   stub_docker "$STUBS"
   PATH=$STUBS:$PATH

@@ -4,13 +4,9 @@
 # python3-yaml, which scripts/test.sh installs; without it these tests fail). Docker is a stand-in that
 # answers nothing, so the host's cgroup version is read from /sys/fs/cgroup.
 
-setup_file() {
-  load test_helper
-  use_macos_userland
-}
+load test_helper
 
 setup() {
-  load test_helper
   stub_docker "$BATS_TEST_TMPDIR/stubs"
   PATH=$BATS_TEST_TMPDIR/stubs:$PATH
   # shellcheck source=../lib/common.sh

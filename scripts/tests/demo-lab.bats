@@ -3,14 +3,7 @@
 # in locust/tests/): a usage error exits 3, never 1 or 2 (a verdict), and --help says the exit codes, in
 # macOS's userland.
 
-setup_file() {
-  load test_helper
-  use_macos_userland
-}
-
-setup() {
-  load test_helper
-}
+load test_helper
 
 @test "an unknown argument exits 3 (a usage error), with the error and its fix on stderr" {
   refuses_unknown_argument demo.sh 3

@@ -3,13 +3,9 @@
 # (scripts/libexec/macos-userland.sh) is what it claims, the files Finder leaves in a clone change no
 # image's source hash (ll_sources_hash, scripts/lib/common.sh), and no two paths differ only in case.
 
-setup_file() {
-  load test_helper
-  use_macos_userland
-}
+load test_helper
 
 setup() {
-  load test_helper
   # shellcheck source=../lib/common.sh
   . "$ROOT/scripts/lib/common.sh"
 }

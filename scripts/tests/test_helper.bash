@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# What every .bats file here loads (`load test_helper` in setup_file and in setup): bats-support and
+# What every .bats file here loads (`load test_helper` at its top): bats-support and
 # bats-assert (Debian's bats-support and bats-assert, found in BATS_LIB_PATH, default /usr/lib/bats), ROOT,
 # and the helpers below. Run the files with `scripts/test.sh cluster`, or one of them with
 # `bats scripts/tests/cluster-up.bats` (after `apt-get install bats bats-support bats-assert original-awk`).
@@ -9,12 +9,12 @@ bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 
-ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=../versions.env
 . "$ROOT/scripts/versions.env"
 
-# use_macos_userland: from here on (call it in setup_file: the PATH it exports holds for every test of
-# the file) commands are macOS's as far as Debian can imitate them: BWK awk, BSD date, sed -i, wc and
+# use_macos_userland: from here on (called in setup_file, the default one below: the PATH it exports holds
+# for every test of the file) commands are macOS's as far as Debian can imitate them: BWK awk, BSD date, sed -i, wc and
 # paste, no timeout, nproc or sha256sum (scripts/libexec/macos-userland.sh), because the scripts under
 # test are the ones users run on their Macs.
 use_macos_userland() {
@@ -78,3 +78,7 @@ EOF
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+
+# The scripts under test are the ones users run on their Macs: every file runs in the macOS userland
+# unless it defines a setup_file of its own.
+setup_file() { use_macos_userland; }

@@ -3,13 +3,9 @@
 # cache, and the verified download, for a new clone (its .tools in the test's folder, the cache and logs
 # too), in macOS's userland. Downloads come from a file server on 127.0.0.1 laid out as the release site.
 
-setup_file() {
-  load test_helper
-  use_macos_userland
-}
+load test_helper
 
 setup() {
-  load test_helper
   # shellcheck source=../lib/common.sh
   . "$ROOT/scripts/lib/common.sh"
   # shellcheck source=../lib/tools.sh

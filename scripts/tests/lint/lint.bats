@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# The lint suite (scripts/test.sh lint): shellcheck of every script and bats file, and no GNU-only
+# construct in the scripts users run on macOS (the check tried on planted lines first); the bash-3 refusal;
+# the runner of scripts/test.sh (scripts/libexec/run_suites.py) on a stand-in test.sh.
+
+load ../test_helper
+setup_file() { :; } # not in the macOS userland: shellcheck and the checks run as they are
+
+# The scripts a user runs on a laptop, and the libraries they source: they must work with macOS's BSD
+# tools (and bash >= 4). airgap.sh, gobuild.sh and libexec/runc-wrapper.sh run only on the no-registry path
+# (root on Debian); the test scripts and bench.sh are Linux-only and say so.
+PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh scripts/lab.sh scripts/build-service-image.sh
+  scripts/build-locust-image.sh scripts/lib/common.sh scripts/lib/tools.sh scripts/lib/cluster.sh
+  scripts/lib/venv.sh scripts/lib/webui.sh scripts/build-webui.sh)
+# GNU-only: coreutils timeout, nproc, date's %N, readlink -f, stat -c, sha256sum, install -D, cp --parents,
+# base64 -w, sort -V; grep -P; sed -i without a suffix, sed's \n in a replacement and `p}` without `;`;
+# xargs -r; find -printf; date -d; and the GNU tools a Mac lacks altogether (tac, shuf, numfmt, truncate,
+# stdbuf, setsid, flock, getent, md5sum...). A line that needs one behind a check says so with a
+# `# portable:` comment. The suites that run these scripts do so in macOS's userland as far as Debian can
+# imitate it (scripts/libexec/macos-userland.sh), which catches what a pattern cannot.
+GNU_ONLY='(^|[^[:alnum:]_.-])(timeout [0-9$]|nproc|date [^|;]*%N|date [^|;]*(-d |--date)|readlink -f|stat -c|sha256sum|sha1sum|sha512sum|md5sum|install -D|cp --parents|base64 -w|sort -V|grep -[[:alpha:]]*P|sed -i|sed [^|;]*\\n|sed [^|]*[;{][pd]}|xargs -r|find [^|;]*-printf|(tac|shuf|numfmt|truncate|stdbuf|setsid|flock|getent)( |$))'
+
+# gnu_only_lines FILE...: the lines of FILEs that use a GNU-only construct.
+gnu_only_lines() { grep -HnE "$GNU_ONLY" "$@" | grep -v '# portable:' | grep -vE '^[^:]*:[0-9]+:[[:space:]]*#'; }
+
+@test "shellcheck: every script, the bats files and their helper" {
+  cd "$ROOT"
+  run bash -c "{ git ls-files '*.sh' '*.bats' '*.bash' .ci/run; find scripts -name '*.sh' -o -name '*.bats' -o -name '*.bash'; } | sort -u"
+  mapfile -t scripts <<<"$output"
+  [ "${#scripts[@]}" -gt 20 ] || fail "found only ${#scripts[@]} scripts"
+  run shellcheck -x -P SCRIPTDIR "${scripts[@]}"
+  assert_success
+}
+
+@test "the GNU-only check catches 7 planted constructs, not a comment or a line marked portable" {
+  # shellcheck disable=SC2016 # the planted lines are text, not code
+  printf '%s\n' 'timeout 5 docker pull x' 'cpus=$(nproc)' "sed -i 's/a/b/' f" 'x=$(readlink -f y)' \
+    'date -u -d "@$t"' 'tac log | head' 'setsid dockerd &' '  # timeout 5 in a comment' 'sha256sum f # portable: checked first' >"$BATS_TEST_TMPDIR/probe"
+  run gnu_only_lines "$BATS_TEST_TMPDIR/probe"
+  assert_equal "${#lines[@]}" 7
+}
+
+@test "the scripts users run on macOS use no GNU-only construct" {
+  cd "$ROOT"
+  run ls "${PORTABLE_SCRIPTS[@]}"
+  assert_success
+  run gnu_only_lines "${PORTABLE_SCRIPTS[@]}"
+  assert_output "" # else use a portable form, or mark a guarded line with '# portable: why'
+}
+
+@test "bash 3 (macOS's /bin/bash) is refused with the fix, bash 5 let through" {
+  . "$ROOT/scripts/lib/common.sh"
+  run ll_check_bash 3
+  assert_failure
+  assert_output --partial "needs bash >= 4"
+  assert_output --partial "brew install bash"
+  run ll_check_bash 5
+  assert_success
+}
+
+# scripts/test.sh's runner on a stand-in test.sh whose suites report what each name says.
+@test "the runner: per-suite lines, the sum, and a suite with no test, only skipped ones or a bad exit fails" {
+  cat >"$BATS_TEST_TMPDIR/test.sh" <<'SH'
+#!/bin/sh
+mkdir -p "$LIVENESS_LAB_JUNIT"
+case $LL_TEST_SUITE in
+  lint) echo '<testsuite><testcase name="a"/><testcase name="b"><skipped/></testcase></testsuite>' >"$LIVENESS_LAB_JUNIT/r.xml" ;;
+  docs) echo '<testsuite><testcase name="a"><skipped/></testcase></testsuite>' >"$LIVENESS_LAB_JUNIT/r.xml" ;;
+  chart) echo 'summary: shown'; echo '<testsuite><testcase name="a"/></testsuite>' >"$LIVENESS_LAB_JUNIT/r.xml"; exit 3 ;;
+esac
+SH
+  chmod +x "$BATS_TEST_TMPDIR/test.sh"
+  run python3 "$ROOT/scripts/libexec/run_suites.py" "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/logs" lint docs chart cluster
+  assert_failure 1
+  assert_line --regexp '^lint     passed in [0-9]+s \(2 tests, 1 skipped\)$'
+  assert_line --regexp '^docs     FAILED in [0-9]+s \(exit 0; 1 tests, 1 skipped, 1 failed; every test was skipped\)'
+  assert_line '  shown'
+  assert_line --regexp '^chart    FAILED in [0-9]+s \(exit 3; 1 tests, 1 failed; no failing test reported\)'
+  assert_line --regexp '^cluster  FAILED in [0-9]+s \(exit 0; 0 tests, 1 failed; no test reported\)'
+  assert_line 'failed suites: docs chart cluster'
+  assert_line '2 passed, 3 failed (2 skipped)' # chart's one test passed: its failure is the exit status
+}

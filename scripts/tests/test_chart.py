@@ -1,0 +1,134 @@
+"""The chart's checks besides helm-unittest (chart/tests/), run by scripts/test-chart.sh with the pinned
+helm, ct (with Yamale and yamllint), kube-linter and helm-docs first on PATH and CT_CONFIG_DIR set.
+
+ct lint: yamllint, the Chart.yaml schema and `helm lint --strict` with each chart/ci/*-values.yaml, offline
+(--charts names the chart, so no git remote is asked; no version-increment or maintainer check). kube-linter
+on the rendering of every ci/ file (exceptions justified in chart/.kube-linter.yaml). helm-docs regenerates
+chart/README.md's parameter table into a copy, which must equal the committed one. The images and
+appVersion are scripts/versions.env's; the modes are Mode.java's. Two releases in two namespaces of one
+cluster cannot collide (scripts/libexec/release_collisions.py), and the checker catches each collision planted.
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "chart"
+VERSIONS = dict(re.findall(r"^([A-Z_]+)=(\S*)", (REPO / "scripts/versions.env").read_text(), re.M))
+K8S = VERSIONS["KUBERNETES_VERSION"]
+CI_VALUES = sorted(CHART.glob("ci/*-values.yaml"))
+
+
+def run(*args, cwd=REPO) -> str:
+    done = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(map(str, args))} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def render(release="liveness-lab", namespace="liveness-lab", *args) -> str:
+    return run("helm", "template", release, CHART, "--namespace", namespace, "--kube-version", K8S, *args)
+
+
+def test_ct_lint():
+    run("ct", "lint", "--charts", "chart", "--validate-maintainers=false", "--check-version-increment=false",
+        "--helm-lint-extra-args", f"--strict --namespace liveness-lab --kube-version {K8S}")
+
+
+def test_kube_linter(tmp_path):
+    assert CI_VALUES, "no chart/ci/*-values.yaml"
+    for values in CI_VALUES:
+        (tmp_path / values.name).write_text(render("liveness-lab", "liveness-lab", "--values", values))
+    run("kube-linter", "lint", "--config", CHART / ".kube-linter.yaml", tmp_path)
+
+
+def test_helm_docs_table_is_current(tmp_path):
+    """The template fails on a key without a `# --` comment; helm-docs then only logs a warning, so its log counts."""
+    copy = tmp_path / "chart"
+    shutil.copytree(CHART, copy)
+    out = run("helm-docs", "--chart-search-root", copy, "--template-files", "README.md.gotmpl", "--sort-values-order", "file")
+    assert not re.search(r"level=(warning|error|fatal)", out), out
+    assert (copy / "README.md").read_text() == (CHART / "README.md").read_text(), \
+        "chart/README.md is not what helm-docs generates: run helm-docs on chart/ (the command above) and commit the result"
+
+
+def test_images_and_app_version_are_the_pinned_ones():
+    docs = yaml.safe_load_all(render("liveness-lab", "liveness-lab", "--set", "locust.enabled=true"))
+    images = {c["image"] for d in docs if d and d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]}
+    assert images == {f"{VERSIONS['SERVICE_IMAGE']}:{VERSIONS['SERVICE_VERSION']}", f"{VERSIONS['LOCUST_IMAGE']}:{VERSIONS['LOCUST_IMAGE_TAG']}"}
+    assert str(yaml.safe_load(run("helm", "show", "chart", CHART))["appVersion"]) == VERSIONS["SERVICE_VERSION"]
+
+
+def test_modes_are_mode_java_and_helm_test_runs_httpcheck():
+    java = REPO / "service/src/main/java/io/livenesslab/service"
+    constants = [c.lower() for c in re.findall(r"^\t([A-Z][A-Z0-9_]*)[(,;]", (java / "Mode.java").read_text(), re.M)]
+    values = yaml.safe_load(run("helm", "show", "values", CHART))
+    assert constants and values["serviceModes"] == constants
+    assert sorted(v["mode"] for v in values["variants"].values()) == sorted(constants)
+    test_pod = render("liveness-lab", "liveness-lab", "--show-only", "templates/tests/test-api-work.yaml")
+    assert re.search(r"^ *- io\.livenesslab\.service\.HttpCheck$", test_pod, re.M) and (java / "HttpCheck.java").is_file()
+
+
+# Two releases as a workshop runs them (docs/workshop.md): the shared-cluster values, every template on.
+SHARED = ["--values", CHART / "ci/shared-cluster-values.yaml",
+          "--set", "allVariants=true,downstream.enabled=true,locust.enabled=true,namespace.manage=true"]
+CLUSTER_RBAC = "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n" \
+               "metadata: {name: liveness-lab-locust}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n"
+
+
+def collisions(tmp_path, alice: str, bob: str) -> subprocess.CompletedProcess:
+    (tmp_path / "alice.yaml").write_text(alice)
+    (tmp_path / "bob.yaml").write_text(bob)
+    return subprocess.run([sys.executable, REPO / "scripts/libexec/release_collisions.py", "alice", "ws-alice",
+                           tmp_path / "alice.yaml", "bob", "ws-bob", tmp_path / "bob.yaml"], capture_output=True, text=True)
+
+
+def release(name, *args):
+    return render(name, f"ws-{name}", *args)
+
+
+def test_two_releases_do_not_collide(tmp_path):
+    done = collisions(tmp_path, release("alice", *SHARED), release("bob", *SHARED))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("what,plant,finding", [
+    ("the NodePorts of the kind defaults", lambda r, name: release(name), r"^both: nodePort 30080$"),
+    ("fullnameOverride=lab in both", lambda r, name: release(name, *SHARED, "--set", "fullnameOverride=lab"),
+     r"name does not start with the release name 'bob'"),
+    ("a ClusterRoleBinding", lambda r, name: r + CLUSTER_RBAC, r"^both: cluster-scoped ClusterRoleBinding/liveness-lab-locust$"),
+    ("objects in namespace default", lambda r, name: re.sub(r"^  namespace: ws-bob$", "  namespace: default", r, flags=re.M),
+     r"namespace 'default', not the release's 'ws-bob'"),
+], ids=["nodeports", "fullname", "clusterrbac", "elsewhere"])
+def test_collision_checker_catches_planted(tmp_path, what, plant, finding):
+    done = collisions(tmp_path, plant(release("alice", *SHARED), "alice"), plant(release("bob", *SHARED), "bob"))
+    assert done.returncode != 0, f"missed {what}: {done.stdout}"
+    assert re.search(finding, done.stdout, re.M), f"{what}: no finding matches {finding!r}: {done.stdout}"
+
+
+# kind-config.yaml, the cluster scripts/cluster-up.sh creates: it must reach every NodePort the chart renders.
+KIND = yaml.safe_load((REPO / "kind-config.yaml").read_text())
+MAPPINGS = [(m["containerPort"], m.get("hostPort"), m.get("listenAddress", "0.0.0.0"))
+            for node in KIND["nodes"] for m in node.get("extraPortMappings", [])]
+
+
+def test_kind_config_one_node_named_liveness_lab_api_on_loopback():
+    assert (KIND["kind"], KIND["name"], KIND["networking"]["apiServerAddress"]) == ("Cluster", "liveness-lab", "127.0.0.1")
+    assert [node["role"] for node in KIND["nodes"]] == ["control-plane"]
+
+
+def test_kind_config_maps_every_node_port_the_chart_renders():
+    docs = yaml.safe_load_all(render("liveness-lab", "liveness-lab", "--set", "allVariants=true,locust.enabled=true"))
+    ports = {p["nodePort"] for d in docs if d and d["kind"] == "Service" for p in d["spec"]["ports"] if "nodePort" in p}
+    assert ports, "the chart rendered no nodePort"
+    assert ports <= {container for container, _, _ in MAPPINGS}, f"not mapped in kind-config.yaml: {ports - {m[0] for m in MAPPINGS}}"
+
+
+def test_kind_config_maps_on_loopback_only_and_locust_ui_on_8089():
+    assert MAPPINGS and all(address == "127.0.0.1" for _, _, address in MAPPINGS), MAPPINGS
+    assert (30089, 8089, "127.0.0.1") in MAPPINGS

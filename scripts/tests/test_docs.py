@@ -1,0 +1,78 @@
+"""The READMEs and docs/*.md stay honest: every script they name exists and answers --help, every option
+they show for a script is one its --help lists, every LIVENESS_LAB_* setting they name is read by the
+code, and every `--set` they show is a value the chart accepts (helm on PATH: scripts/test.sh docs puts
+the pinned one there). Run by `scripts/test.sh docs`; no cluster needed.
+"""
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = [REPO / "README.md", REPO / "chart/README.md", REPO / "locust/README.md", *sorted((REPO / "docs").glob("*.md"))]
+TEXT = "\n".join(doc.read_text() for doc in DOCS)
+SCRIPTS = sorted(set(re.findall(r"scripts/[a-z-]*\.sh", TEXT)))
+SETTINGS = sorted(set(re.findall(r"LIVENESS_LAB_[A-Z_]*[A-Z]", TEXT)))
+SETS = sorted({s.rstrip(".") for s in re.findall(r"--set [^] `),;]*", TEXT)})
+VERSIONS = dict(re.findall(r"^([A-Z_]+)=(\S*)", (REPO / "scripts/versions.env").read_text(), re.M))
+
+
+def shown_options(script: str) -> list[str]:
+    """Every --option shown right after SCRIPT on one line of the docs."""
+    runs = re.findall(re.escape(script) + r"(?: [^ #|`\n]*)*", TEXT)
+    return sorted({option for run in runs for option in re.findall(r" (--[a-z-]*)", run)})
+
+
+@pytest.fixture(scope="module")
+def helps() -> dict:
+    return {}
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_script_answers_help(script, helps):
+    path = REPO / script
+    assert path.is_file() and os.access(path, os.X_OK), f"{script}: named in the docs but not an executable script"
+    # A time limit, so that a script that does not know --help cannot run its real job here.
+    done = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"{script} --help exits {done.returncode}: {done.stderr}"
+    helps[script] = done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("script,option", [(s, o) for s in SCRIPTS for o in shown_options(s)])
+def test_shown_option_is_in_help(script, option, helps):
+    if script not in helps:
+        test_script_answers_help(script, helps)
+    assert re.search(re.escape(option) + r"\b", helps[script]), f"{script} {option}: shown in the docs, not in its --help"
+
+
+def code_files():
+    for top in ("scripts", "locust"):
+        for path in (REPO / top).rglob("*"):
+            if path.suffix in (".sh", ".py") and "node_modules" not in path.parts and path != Path(__file__).resolve():
+                yield path
+
+
+@pytest.fixture(scope="module")
+def code() -> str:
+    return "\n".join(path.read_text(errors="replace") for path in code_files())
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_setting_is_read_by_the_code(setting, code):
+    assert setting in code, f"{setting}: named in the docs, read by no script or module"
+
+
+@pytest.mark.parametrize("set_value", SETS)
+def test_chart_accepts_shown_set(set_value):
+    done = subprocess.run(["helm", "template", "liveness-lab", REPO / "chart", "--namespace", "liveness-lab",
+                           "--kube-version", VERSIONS["KUBERNETES_VERSION"], *set_value.split()],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, f"the chart refuses {set_value}, shown in the docs: {done.stderr}"
+
+
+def test_the_docs_show_what_these_tests_read():
+    """A pattern that stopped matching (the docs reworded) would leave the tests above with nothing to check."""
+    assert len(SCRIPTS) >= 5 and len(SETTINGS) >= 5 and len(SETS) >= 3, (SCRIPTS, SETTINGS, SETS)
