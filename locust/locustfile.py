@@ -27,6 +27,7 @@ Options (command line, web UI "Custom parameters", or environment):
 Environment only:
     LIVENESS_LAB_REQUEST_TIMEOUT_S=10   a request waiting longer counts as failed (a blocked pod queues them)
     LIVENESS_LAB_SHAPE=demo             use liveness_lab.shape.DemoShape (ramp, hold, cool-down, quiet)
+                      =offered          offer it in the class picker (the chart's master; demo.sh --load cluster)
     LIVENESS_LAB_PODS_TAB=on|off        the Pods tab (liveness_lab/pods_tab.py)
     LIVENESS_LAB_LIVE_REFRESH=2         seconds between the Live tab's samples (liveness_lab/live_view.py)
     LOCUST_BUILD_PATH=<webui/dist>      the web UI bundle with the Live tab, when built (see below)
@@ -37,10 +38,11 @@ from pathlib import Path
 
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab import DEFAULT_LATENCY_MS, live_view, pods_tab, variants
+from liveness_lab import DEFAULT_LATENCY_MS, live_view, pods_tab, shape, stats_history, variants
 
-if os.environ.get("LIVENESS_LAB_SHAPE") == "demo":
-    # Only imported on request: a shape class in the module would replace the web UI's users/rate form.
+if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
+    # Only imported on request: a shape class in the module would replace the web UI's users/rate form,
+    # unless the class picker is on (the chart's master: "offered", selected by a /swarm request).
     from liveness_lab.shape import DemoShape  # noqa: F401
 
 # The web UI with the Live tab: Locust's own UI from its locust-ui library plus our tab, built into
@@ -66,12 +68,15 @@ def _options(parser):
         "--rate-per-user", type=float, default=1.0, env_var="LIVENESS_LAB_RATE_PER_USER",
         help="requests per second each user aims for (constant_throughput)",
     )
+    shape.add_options(parser)
 
 
 @events.init.add_listener
 def _tabs(environment, **_kwargs):
     # Master or local runner only: workers have no web UI. The Live tab reads the Pods tab's poller.
     live_view.install(environment, pods_tab.install(environment))
+    # The per-second stats history a scripted run with --load cluster fetches (liveness_lab/stats_history.py).
+    stats_history.install(environment)
 
 
 class VariantUser(FastHttpUser):

@@ -17,7 +17,7 @@ from liveness_lab import release as rel
 from liveness_lab.console import LOG, log_file
 from liveness_lab.demo import ROOT, Demo, DemoOptions, env_seconds
 from liveness_lab.exits import CANNOT_TELL, HELD, NOT_HELD, SetupError
-from liveness_lab.lock import ClusterLock, ConfigMapStore
+from liveness_lab.lock import ClusterLock, ConfigMapStore, lock_name
 
 from . import catalogue, judge, matrix
 
@@ -32,6 +32,7 @@ class LabOptions:
     quick: bool = False
     repeat: int = 1
     out: str | None = None
+    load: str = "auto"  # each scenario's demo: host|cluster|auto (liveness_lab/load.py)
     command: str = "scripts/lab.sh"
 
 
@@ -42,11 +43,11 @@ def worst(codes: list[int]) -> int:
     return CANNOT_TELL if CANNOT_TELL in codes else HELD
 
 
-def demo_options(scenario: catalogue.Scenario, folder: Path) -> DemoOptions:
-    """The scripted run of SCENARIO's load into FOLDER."""
+def demo_options(scenario: catalogue.Scenario, folder: Path, where: str = "auto") -> DemoOptions:
+    """The scripted run of SCENARIO's load into FOLDER, its Locust WHERE (--load)."""
     load = scenario.load
     return DemoOptions(hold=load["hold"], ramp=load["ramp"], quiet=load["quiet"], users=load["users"], rate=float(load["rate"]),
-                       latency_ms=load.get("latency_ms"), variants=list(scenario.variants), out=folder,
+                       latency_ms=load.get("latency_ms"), variants=list(scenario.variants), out=folder, load=where,
                        command=f"scripts/lab.sh (scenario {scenario.name})")
 
 
@@ -81,9 +82,12 @@ class Lab:
     def connect(self) -> None:
         try:
             self.api = rel.ClusterApi()
-            self.api.deployments()
+            if rel.is_kind_default(self.environ):
+                self.api.deployments()
+            else:  # --context, --namespace, --release must name what exists
+                rel.check_target(self.api)
         except rel.ApiUnavailable as e:
-            raise SetupError(f"the cluster's API does not answer ({e})", "scripts/cluster-up.sh first") from e
+            raise SetupError(f"the cluster's API does not answer ({e})", "scripts/cluster-up.sh first (or --context NAME: kubectl config get-contexts)") from e
         self.helm = rel.Helm(self.api.release, self.api.namespace, self.api.context)
         try:
             self.helm.revision()
@@ -131,7 +135,7 @@ class Lab:
         except rel.HelmFailed as e:
             raise SetupError(f"{scenario.name}: helm upgrade failed (log: {folder / 'helm-upgrade.log'}): {e}", "the release is restored on exit") from e
         self.fresh_pods(since, scenario.variants)
-        demo = Demo(demo_options(scenario, folder), self.console, self.environ, api=self.api, print_summary=False)
+        demo = Demo(demo_options(scenario, folder, self.opts.load), self.console, self.environ, api=self.api, print_summary=False)
         t1 = time.time()
         LOG.info("%s: upgraded after %.0f s; the scripted demo (log: %s)", scenario.name, t1 - t0, folder / "demo.log")
         # The demo's own verdict is on the demo's claim, not on this scenario's: the judge decides.
@@ -168,7 +172,7 @@ class Lab:
             try:
                 # The cluster lock for the whole lab, before the first upgrade and until the last restore; the
                 # demos it runs find its token (LIVENESS_LAB_LOCK_TOKEN) and run under it.
-                lock = ClusterLock(ConfigMapStore(self.api.core, self.api.namespace), self.api.context, environ=self.environ, clone=str(ROOT))
+                lock = ClusterLock(ConfigMapStore(self.api.core, self.api.namespace, lock_name(self.api.release)), self.api.context, environ=self.environ, clone=str(ROOT))
                 self.claim = lock.claim("lab.sh", len(scenarios) * self.opts.repeat * SCENARIO_MAX_S, self.opts.command)
                 (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
                 LOG.info("lab: %s scenario(s) x %s into %s: %s", len(scenarios), self.opts.repeat, self.out, " ".join(s.name for s in scenarios))

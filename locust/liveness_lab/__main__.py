@@ -19,12 +19,18 @@ def main(argv=None, environ=os.environ) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     prog = environ.get("LIVENESS_LAB_PROG")  # the wrapper's name, for --help and messages
     args = parse(argv, prog)
+    # --context, --namespace, --release: for every client of the run (the recorder's, the lock's, the
+    # variant names), set before anything reads them (variants.RELEASE is read as it is imported).
+    for flag, name in (("context", "LIVENESS_LAB_KUBE_CONTEXT"), ("namespace", "LIVENESS_LAB_NAMESPACE"), ("release", "LIVENESS_LAB_RELEASE")):
+        if getattr(args, flag, None):
+            environ[name] = getattr(args, flag)
     from .console import LOG, setup
-    from .release import DEFAULT_CONTEXT, DEFAULT_NAMESPACE
+    from .release import DEFAULT_CONTEXT, DEFAULT_NAMESPACE, DEFAULT_RELEASE
 
     # One cluster for every client of the run (the recorder's, the lock's, the Deployments' reader).
     environ.setdefault("LIVENESS_LAB_KUBE_CONTEXT", DEFAULT_CONTEXT)
     environ.setdefault("LIVENESS_LAB_NAMESPACE", DEFAULT_NAMESPACE)
+    environ.setdefault("LIVENESS_LAB_RELEASE", DEFAULT_RELEASE)
 
     console = setup()
     signal.signal(signal.SIGTERM, _terminated)
@@ -35,7 +41,7 @@ def main(argv=None, environ=os.environ) -> int:
 
             opts = DemoOptions(hold=args.hold, ramp=args.ramp, quiet=args.quiet, users=args.users, rate=args.rate,
                                latency_ms=args.latency_ms, variants=args.variants, out=args.out, keep_pods=args.keep_pods,
-                               stop_swarm=args.stop_swarm, command=command)
+                               stop_swarm=args.stop_swarm, load=args.load, command=command)
             return run_demo(opts, console, environ)
         if args.command == "bench":
             from .bench import options, run_bench
@@ -43,7 +49,7 @@ def main(argv=None, environ=os.environ) -> int:
             return run_bench(options(args, command), console, environ)
         from lab.runner import LabOptions, run_lab
 
-        return run_lab(LabOptions(only=args.only, quick=args.quick, repeat=args.repeat, out=args.out, command=command), console, environ)
+        return run_lab(LabOptions(only=args.only, quick=args.quick, repeat=args.repeat, out=args.out, load=args.load, command=command), console, environ)
     except SetupError as e:
         LOG.error("%s", e.message + (f"\n  fix: {e.fix}" if e.fix else ""))
         return SETUP

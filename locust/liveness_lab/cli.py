@@ -32,12 +32,23 @@ with exit 3, saying what is still wrong), so a rollout just before it never coun
 Pods that restarted before (an earlier run) are replaced first: they would carry their CrashLoopBackOff
 delay and the kubelet's spent event budget into the run.
 
-A run owns the cluster: it takes a lock in the cluster (ConfigMap liveness-lab-run-lock) and refuses to
-start while another scripted run holds it, from any clone or machine, naming the holder and how to clear
-a lock left behind; it stops a swarm started in the in-cluster Locust's web UI (or refuses, with
---no-stop-swarm) and waits for the variants to be idle. Its report compares the requests each variant's
-pods served with those Locust offered, and gives no verdict over load it did not offer. Locust runs on
-the host against kind's NodePorts on 127.0.0.1 (http://127.0.0.1:3008x).
+A run owns its release: it takes a lock in the release's namespace (ConfigMap <release>-run-lock,
+liveness-lab-run-lock) and refuses to start while another scripted run holds it, from any clone or
+machine, naming the holder and how to clear a lock left behind; it stops a swarm started in the
+release's Locust web UI (or refuses, with --no-stop-swarm) and waits for the variants to be idle. Its
+report compares the requests each variant's pods served with those Locust offered, and gives no verdict
+over load it did not offer.
+
+Where the load comes from (--load): `host` runs Locust on this machine against kind's NodePorts on
+127.0.0.1 (http://127.0.0.1:3008x); `cluster` drives the release's own Locust master and workers
+through the API server's service proxy (REST: /swarm with the same shape, the stats history fetched as
+it goes), swarming the variants' Services from inside the cluster: any cluster, no NodePort needed. The
+default, `auto`, is host when every chosen variant's Service is on the NodePort kind maps and 127.0.0.1
+answers there, else cluster (the run says which and why). Both write the same files and the same report.
+
+--context, --namespace and --release choose the release (default: kind's, as scripts/cluster-up.sh
+makes it). On kind's own the cluster is brought up when it is not there; any other must exist: a
+context, namespace or release that is not found is a set-up error (exit 3) saying which.
 
 The defaults offer 20 req/s per variant of 1 s each: 20 requests in flight against a blocking pod's 4
 event loops saturates it at once, while the reactive pod keeps 20 timers and uses little CPU, so a
@@ -50,8 +61,10 @@ environment (defaults):
   LIVENESS_LAB_SETTLE=20         seconds every pod must have been Ready before the load
   LIVENESS_LAB_LATENCY_MS        the latency, when --latency-ms is not given (default: the release's)
   LIVENESS_LAB_LOCK_TOKEN        set by a parent run holding the cluster lock: run under its lock
-  LIVENESS_LAB_LOCUST_UI=http://127.0.0.1:8089   the in-cluster Locust's web UI, asked for its swarm
-  LIVENESS_LAB_KUBE_CONTEXT=kind-liveness-lab, LIVENESS_LAB_NAMESPACE=liveness-lab   where the release is
+  LIVENESS_LAB_LOCUST_UI          the release's Locust web UI at a URL (e.g. http://127.0.0.1:8089),
+                                  instead of through the API server's service proxy
+  LIVENESS_LAB_KUBE_CONTEXT=kind-liveness-lab, LIVENESS_LAB_NAMESPACE=liveness-lab,
+  LIVENESS_LAB_RELEASE=liveness-lab   where the release is, when --context/--namespace/--release are not given
 Progress lines go to stderr and to <out>/run.log; the summary to stdout.
 """
 
@@ -75,7 +88,8 @@ ENV_LAB = """\
 environment (defaults):
   LIVENESS_LAB_HELM_TIMEOUT=10m   how long a helm upgrade or rollback may take
   LIVENESS_LAB_SETTLE=20          seconds to let fresh JVMs settle before the load
-  LIVENESS_LAB_READY_WAIT=300s, LIVENESS_LAB_LOCUST_UI, LIVENESS_LAB_KUBE_CONTEXT, LIVENESS_LAB_NAMESPACE: as for demo
+  LIVENESS_LAB_READY_WAIT=300s, LIVENESS_LAB_LOCUST_UI, LIVENESS_LAB_KUBE_CONTEXT, LIVENESS_LAB_NAMESPACE,
+  LIVENESS_LAB_RELEASE: as for demo
 """
 
 
@@ -170,6 +184,20 @@ def add_bench(sub) -> argparse.ArgumentParser:
     return b
 
 
+def add_target(p: argparse.ArgumentParser, load: bool = True) -> None:
+    """Where the release is and where the load comes from: the options demo and lab share."""
+    p.add_argument("--context", default=None, metavar="NAME",
+                   help="kubeconfig context of the cluster (default: LIVENESS_LAB_KUBE_CONTEXT, else kind-liveness-lab)")
+    p.add_argument("--namespace", default=None, metavar="NAME",
+                   help="namespace of the release (default: LIVENESS_LAB_NAMESPACE, else liveness-lab)")
+    p.add_argument("--release", default=None, metavar="NAME",
+                   help="Helm release name (default: LIVENESS_LAB_RELEASE, else liveness-lab); the cluster lock is <release>-run-lock")
+    if load:
+        p.add_argument("--load", choices=("auto", "host", "cluster"), default="auto",
+                       help="where Locust runs: host (this machine, kind's NodePorts on 127.0.0.1), cluster (the release's own "
+                            "master and workers, through the API server) or auto (default: host when the NodePorts answer, else cluster)")
+
+
 def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh") -> Parser:
     fmt = argparse.RawDescriptionHelpFormatter
     top = Parser(prog="python -m liveness_lab", description="liveness-lab's scripted runs.", epilog=EXIT_HELP, formatter_class=fmt)
@@ -188,11 +216,13 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh")
     d.add_argument("--keep-pods", action="store_true", help="do not replace pods that restarted before the run")
     d.add_argument("--no-stop-swarm", dest="stop_swarm", action="store_false",
                    help="refuse to run while the in-cluster Locust swarms (default: stop its swarm, and say so)")
+    add_target(d)
     lab = sub.add_parser("lab", prog=prog_lab, description=LAB, epilog=ENV_LAB + "\n" + EXIT_HELP, formatter_class=fmt, help="the scenario catalogue")
     lab.add_argument("--only", type=names, default=None, metavar="LIST", help="comma-separated scenario names (the files' names without .yaml); default: all")
     lab.add_argument("--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~6.5 min)")
     lab.add_argument("--repeat", type=above_zero, default=1, metavar="N", help="run the chosen scenarios N times (folders <scenario>-1 .. -N; the matrix says k of N)")
     lab.add_argument("--out", default=None, metavar="DIR", help="lab folder (default reports/lab-<UTC timestamp>)")
+    add_target(lab)
     top.subs = {"demo": d, "lab": lab, "bench": add_bench(sub)}
     return top
 

@@ -29,8 +29,10 @@ from . import release as rel
 from .console import LOG, log_file
 from .exits import SetupError
 from .kube import Kube
-from .lock import ClusterLock, ConfigMapStore
-from .swarm import ensure_no_swarm, locust_ui, wait_variants_idle
+from .load import HOST_TARGET, choose_load
+from .lock import ClusterLock, ConfigMapStore, lock_name
+from .master import ClusterLocust, MasterUnavailable, phase_options
+from .swarm import ensure_no_swarm, release_master, wait_variants_idle
 from .variants import VARIANTS, user_class
 
 LOCUST_DIR = Path(__file__).resolve().parents[1]
@@ -54,6 +56,7 @@ class DemoOptions:
     out: Path | None = None
     keep_pods: bool = False
     stop_swarm: bool = True
+    load: str = "auto"  # host|cluster|auto (load.py)
     cooldown: int = COOLDOWN_S
     command: str = "scripts/demo.sh"  # recorded in the cluster lock, so a refused run can say who holds it
 
@@ -89,7 +92,7 @@ class RunRecord:
     namespace: str
     settings: dict | None
     latency_source: str = "release"
-    target: str = "host: kind NodePorts on 127.0.0.1"
+    target: str = HOST_TARGET
     cpus: int | None = None
     commit: str = "unknown"
     release_latency_ms: dict = field(default_factory=dict)
@@ -229,7 +232,9 @@ class Demo:
         self.api = api
         self.claim = None
         self.recorder: LiveRecorder | None = None
-        self.locust: subprocess.Popen | None = None
+        self.locust: subprocess.Popen | ClusterLocust | None = None
+        self.load, self.load_reason = "host", ""
+        self.master = None  # the release's Locust master (master.LocustMaster)
 
     # --- the cluster -------------------------------------------------------------------------------
 
@@ -238,13 +243,16 @@ class Demo:
             try:
                 self.api = rel.ClusterApi()
             except rel.ApiUnavailable as e:
-                raise SetupError(str(e), "scripts/cluster-up.sh, or set LIVENESS_LAB_KUBE_CONTEXT") from e
+                raise SetupError(str(e), "kubectl config get-contexts, then --context NAME (kind's own, kind-liveness-lab: scripts/cluster-up.sh)") from e
         return self.api
 
     def read_release(self) -> rel.ReleaseDefaults:
-        """The release's defaults; the cluster brought up first (scripts/cluster-up.sh) when its API does not
-        answer or the release deploys no variant (a variant the release leaves out is the user's to
-        enable: resolve_plan says how)."""
+        """The release's defaults; on kind's own context, namespace and release the cluster is brought up
+        first (scripts/cluster-up.sh) when its API does not answer or the release deploys no variant (a
+        variant the release leaves out is the user's to enable: resolve_plan says how). Any other
+        --context, --namespace or --release must name what exists: else a set-up error saying which."""
+        if not rel.is_kind_default(self.environ):
+            return rel.check_target(self._api())
         defaults = None
         try:
             defaults = rel.defaults_from_deployments(self._api().deployments())
@@ -290,9 +298,11 @@ class Demo:
         ready_wait = env_seconds("LIVENESS_LAB_READY_WAIT", 300, self.environ)
         settle_s = env_seconds("LIVENESS_LAB_SETTLE", 20, self.environ)
         # Before anything changes: another run's pods are not ours to replace, nor its swarm ours to stop.
-        lock = ClusterLock(ConfigMapStore(api.core, api.namespace), api.context, environ=self.environ, clone=str(ROOT))
+        lock = ClusterLock(ConfigMapStore(api.core, api.namespace, lock_name(api.release)), api.context, environ=self.environ, clone=str(ROOT))
         self.claim = lock.claim("demo.sh", max_run_seconds(self.opts, len(plan.variants), ready_wait), self.opts.command)
-        ensure_no_swarm(locust_ui(self.environ), self.opts.stop_swarm)
+        self.choose_load(plan)
+        self.master = release_master(api, self.environ)
+        ensure_no_swarm(self.master, self.opts.stop_swarm)
         if not self.opts.keep_pods:
             # A pod that restarted before carries its CrashLoopBackOff delay and the kubelet's spent event
             # budget into the run: replaced, so that every run starts from the same state.
@@ -302,6 +312,19 @@ class Demo:
                 api.delete_pods(restarted)
         self.wait_settled(plan.variants, ready_wait, settle_s)
         wait_variants_idle(Kube(api.namespace), plan.variants)
+
+    def choose_load(self, plan: Plan) -> None:
+        """--load: host or cluster (load.py), said in the output."""
+        services = None
+        if self.opts.load != "cluster":
+            try:
+                services = self._api().services()
+            except rel.ApiUnavailable as e:
+                LOG.info("could not read the release's Services (%s)", e)
+        self.load, self.load_reason = choose_load(self.opts.load, services, plan.variants, self._api().release)
+        where = "Locust on this machine against the NodePorts on 127.0.0.1" if self.load == "host" else \
+            "the release's own Locust master and workers, through the API server"
+        LOG.info("load: %s (%s): %s", self.load, self.load_reason, where)
 
     # --- the run -----------------------------------------------------------------------------------
 
@@ -329,6 +352,16 @@ class Demo:
             namespace=self._api().namespace, settings=settings, latency_source=plan.latency_source, cpus=cpus(), commit=commit(),
             release_latency_ms={v: defaults.latency_ms.get(v) for v in plan.variants},
         )
+        if self.load == "cluster":
+            self.swarm_in_cluster(plan, record)
+        else:
+            self.swarm_on_host(plan, record)
+        time.sleep(RECORDER_TAIL_S)
+        self.recorder.stop()
+        self.recorder = None
+
+    def swarm_on_host(self, plan: Plan, record: RunRecord) -> None:
+        o = self.opts
         env = dict(self.environ, LIVENESS_LAB_TARGET="host", LIVENESS_LAB_SHAPE="demo", LIVENESS_LAB_PODS_TAB="off",
                    LIVENESS_LAB_USERS=str(o.users * len(plan.variants)), LIVENESS_LAB_RAMP_S=str(o.ramp), LIVENESS_LAB_HOLD_S=str(o.hold),
                    LIVENESS_LAB_COOLDOWN_S=str(o.cooldown), LIVENESS_LAB_QUIET_S=str(o.quiet))
@@ -345,9 +378,29 @@ class Demo:
             self.follow(record.locust_started, plan)
             # Locust exits 1 when any request failed: expected here (the blocking pods); the verdict decides.
             self.locust.wait()
-        time.sleep(RECORDER_TAIL_S)
-        self.recorder.stop()
-        self.recorder = None
+
+    def swarm_in_cluster(self, plan: Plan, record: RunRecord) -> None:
+        """The same shape and data from the release's Locust master (master.py), its REST calls in locust.log."""
+        o = self.opts
+        self.master.log_path = plan.out / "locust.log"
+        self.master.log_path.write_text(f"# --load cluster ({self.load_reason}): the release's Locust master, {self.master}\n")
+        locust = ClusterLocust(self.master, plan.out, o.total_s)
+        status = locust.prepare()
+        record.target = f"cluster: the release's Locust master ({status.workers} worker(s)), driven through the API server; requests to the variants' Services"
+        if locust.clock_offset_s is not None and abs(locust.clock_offset_s) > 1:
+            LOG.warning("the Locust master's clock is %+.1f s from this machine's: its stats history is on its clock", locust.clock_offset_s)
+        options = phase_options(o.users * len(plan.variants), o.ramp, o.hold, o.cooldown, o.quiet, plan.latency_ms, o.rate)
+        self.locust = locust
+        # locust_started: the moment of the /swarm that starts the shape, written just before.
+        record.locust_started = round(time.time(), 3)
+        record.write(plan.out)
+        try:
+            locust.start(plan.user_classes, options)
+        except MasterUnavailable as e:
+            raise SetupError(f"the release's Locust master did not take the swarm ({e})", f"see {plan.out / 'locust.log'}") from e
+        self.follow(record.locust_started, plan)
+        for note in locust.notes:
+            LOG.warning("in-cluster load: %s", note)
 
     def restarts_text(self, plan: Plan) -> str:
         r = self.recorder.restarts if self.recorder else {}
@@ -387,7 +440,8 @@ class Demo:
     def report(self, plan: Plan) -> int:
         from report.build import build
 
-        if not (plan.out / "locust_stats_history.csv").is_file():
+        history = plan.out / "locust_stats_history.csv"
+        if not history.is_file() or (self.load == "cluster" and len(history.read_text().splitlines()) < 2):
             log = (plan.out / "locust.log").read_text(errors="replace").splitlines()[-8:] if (plan.out / "locust.log").is_file() else []
             raise SetupError("Locust recorded no stats: " + " | ".join(line.strip() for line in log), f"see {plan.out / 'locust.log'}")
         result = build(plan.out)

@@ -2,7 +2,7 @@
 
 Two things could drive the variants during a run: the in-cluster Locust (``swarm.py``) and another
 scripted run, from this clone or another, this machine or another that reaches the same cluster. The
-lock is a ConfigMap, ``liveness-lab-run-lock`` in the release's namespace: creating an object that exists
+lock is a ConfigMap, ``<release>-run-lock`` (``liveness-lab-run-lock``) in the release's namespace: creating an object that exists
 fails atomically in the API server (409 AlreadyExists), so it works across clones and machines and needs
 no flock (macOS has none). It holds owner, host, pid, script, command, clone, started and expires (epoch
 seconds) and a token.
@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from .console import LOG
 from .exits import SetupError
 
-LOCK_NAME = "liveness-lab-run-lock"
+LOCK_NAME = "liveness-lab-run-lock"  # the default release's; lock_name() gives each release its own
+
+
+def lock_name(release: str) -> str:
+    """The lock of RELEASE: ``<release>-run-lock`` in its namespace, so two releases (in one namespace or
+    two) never share one."""
+    return f"{release}-run-lock"
 TOKEN_ENV = "LIVENESS_LAB_LOCK_TOKEN"
 ATTEMPTS = 3
 

@@ -37,6 +37,11 @@ def release_name(environ=os.environ) -> str:
     return environ.get("LIVENESS_LAB_RELEASE") or DEFAULT_RELEASE
 
 
+def is_kind_default(environ=os.environ) -> bool:
+    """The run targets kind's own cluster, namespace and release (what scripts/cluster-up.sh makes)."""
+    return (context(environ), namespace(environ), release_name(environ)) == (DEFAULT_CONTEXT, DEFAULT_NAMESPACE, DEFAULT_RELEASE)
+
+
 @dataclass(frozen=True)
 class ReleaseDefaults:
     """What the release runs: its variants (in the variant table's order), the latency each one's service
@@ -152,6 +157,21 @@ class ClusterApi:
     def deployments(self) -> dict:
         return self._json(self._call("listing Deployments", self.apps.list_namespaced_deployment, self.namespace, label_selector=self.selector))
 
+    def services(self) -> dict:
+        return self._json(self._call("listing Services", self.core.list_namespaced_service, self.namespace, label_selector=self.selector))
+
+    def namespace_status(self) -> int | None:
+        """The HTTP status of reading the namespace: None when it exists (200), 404 when not, 403 when the
+        credentials may not read namespaces (a participant's RBAC: no answer either way)."""
+        try:
+            self.core.read_namespace(self.namespace, _request_timeout=self.timeout)
+            return None
+        except Exception as e:
+            status = getattr(e, "status", None)
+            if status in (403, 404):
+                return status
+            raise ApiUnavailable(f"reading namespace {self.namespace}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from e
+
     def pods(self) -> dict:
         return self._json(self._call("listing pods", self.core.list_namespaced_pod, self.namespace, label_selector=self.selector))
 
@@ -168,6 +188,30 @@ class ClusterApi:
 
 class ApiUnavailable(Exception):
     """The API did not answer (no cluster, no context)."""
+
+
+def check_target(api) -> ReleaseDefaults:
+    """The release's defaults, when --context, --namespace and --release name what exists; else a set-up
+    error (exit 3) saying which one does not, and how to list what there is."""
+    from .exits import SetupError
+
+    ctx = f"--context {api.context}"
+    try:
+        ns_status = api.namespace_status()
+    except ApiUnavailable as e:
+        raise SetupError(f"the cluster of context {api.context} does not answer ({e})", f"kubectl --context {api.context} get namespaces; check the context ({ctx})") from e
+    if ns_status == 404:
+        raise SetupError(f"namespace {api.namespace} not found (context {api.context})",
+                         f"kubectl --context {api.context} get namespaces, then --namespace NAME; or install the chart there: "
+                         f"helm install {api.release} chart -n {api.namespace} --create-namespace --kube-context {api.context}")
+    try:
+        defaults = defaults_from_deployments(api.deployments())
+    except ApiUnavailable as e:
+        raise SetupError(f"could not list the Deployments of release {api.release} ({e})", f"kubectl --context {api.context} -n {api.namespace} get deployments") from e
+    if not defaults.variants:
+        raise SetupError(f"release {api.release} not found in namespace {api.namespace} (context {api.context}): no variant Deployment labelled app.kubernetes.io/instance={api.release}",
+                         f"helm list -n {api.namespace} --kube-context {api.context}, then --release NAME; or helm install {api.release} chart -n {api.namespace}")
+    return defaults
 
 
 class Helm:

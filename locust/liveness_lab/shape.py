@@ -1,8 +1,13 @@
 """The scripted run's load shape: ramp up, hold, cool down, then a quiet period with no users.
 
-Used by ``scripts/demo.sh`` (headless); the locustfile exposes it only when ``LIVENESS_LAB_SHAPE=demo``,
-so the interactive web UI keeps its plain users/rate form. Every phase length and the user count come
-from the environment, and ``phases()`` gives the same timetable to the report builder:
+Used by ``scripts/demo.sh``: headless on the host (the locustfile exposes it when
+``LIVENESS_LAB_SHAPE=demo``, so the interactive web UI keeps its plain users/rate form), or, with
+``--load cluster``, on the chart's Locust master, which offers it in its class picker
+(``LIVENESS_LAB_SHAPE=offered``) and runs it when a /swarm request selects it. Every phase length and the
+user count come from Locust's options when set (the hidden ``--demo-*`` options of the locustfile, which a
+/swarm request sets: ``demo_users``, ``demo_ramp_s``, ...), else from the environment; they are read when
+the shape starts, so each swarm of a long-lived master gets its own. ``phases()`` gives the same
+timetable to the report builder:
 
     LIVENESS_LAB_USERS=40       users in total during the hold (split evenly over the chosen user classes)
     LIVENESS_LAB_RAMP_S=10      seconds to reach them
@@ -16,15 +21,33 @@ import os
 from locust import LoadTestShape
 
 
-def phases(environ=os.environ) -> dict:
-    """Phase lengths in seconds (ramp, hold, cooldown, quiet) and the user count."""
-    return {
-        "users": int(environ.get("LIVENESS_LAB_USERS", "40")),
-        "ramp": float(environ.get("LIVENESS_LAB_RAMP_S", "10")),
-        "hold": float(environ.get("LIVENESS_LAB_HOLD_S", "180")),
-        "cooldown": float(environ.get("LIVENESS_LAB_COOLDOWN_S", "5")),
-        "quiet": float(environ.get("LIVENESS_LAB_QUIET_S", "90")),
-    }
+# phase -> (Locust option, environment variable, default)
+SOURCES = {
+    "users": ("demo_users", "LIVENESS_LAB_USERS", "40"),
+    "ramp": ("demo_ramp_s", "LIVENESS_LAB_RAMP_S", "10"),
+    "hold": ("demo_hold_s", "LIVENESS_LAB_HOLD_S", "180"),
+    "cooldown": ("demo_cooldown_s", "LIVENESS_LAB_COOLDOWN_S", "5"),
+    "quiet": ("demo_quiet_s", "LIVENESS_LAB_QUIET_S", "90"),
+}
+
+
+def phases(environ=os.environ, options=None) -> dict:
+    """Phase lengths in seconds (ramp, hold, cooldown, quiet) and the user count: OPTIONS (Locust's parsed
+    options) where set, else ENVIRON, else the defaults."""
+    out = {}
+    for name, (option, env, default) in SOURCES.items():
+        value = getattr(options, option, None) if options is not None else None
+        if value in (None, ""):
+            value = environ.get(env, default)
+        out[name] = int(float(value)) if name == "users" else float(value)
+    return out
+
+
+def add_options(parser) -> None:
+    """The hidden --demo-* options (not in the web UI's form): a /swarm request sets them by name."""
+    for name, (option, env, _default) in SOURCES.items():
+        parser.add_argument("--" + option.replace("_", "-"), default=None, include_in_web_ui=False,
+                            help=f"DemoShape's {name} (default: ${env})")
 
 
 class DemoShape(LoadTestShape):
@@ -33,6 +56,12 @@ class DemoShape(LoadTestShape):
     def __init__(self):
         super().__init__()
         self.p = phases()
+
+    def reset_time(self):
+        # Called as a shape run starts: this run's phases (a /swarm request may have set them).
+        super().reset_time()
+        runner = getattr(self, "runner", None)
+        self.p = phases(options=getattr(getattr(runner, "environment", None), "parsed_options", None))
 
     def tick(self):
         p, t = self.p, self.get_run_time()

@@ -1,6 +1,7 @@
-"""A scripted run is the only load: the in-cluster Locust (its web UI on kind's port mapping,
-``LIVENESS_LAB_LOCUST_UI``, default http://127.0.0.1:8089) is not swarming, and the variants' pods have
-no request in flight (their own ``demo_requests_in_flight``, read through the API server's pod proxy).
+"""A scripted run is the only load: the in-cluster Locust (the release's master through the API server's
+service proxy, ``master.py``; or its web UI at ``LIVENESS_LAB_LOCUST_UI`` when set, e.g.
+http://127.0.0.1:8089 on kind's port mapping) is not swarming, and the variants' pods have no request in
+flight (their own ``demo_requests_in_flight``, read through the API server's pod proxy).
 """
 
 import json
@@ -15,6 +16,7 @@ from report.recorder import parse_service_metrics
 from .console import LOG
 from .exits import SetupError
 from .kube import Kube, KubeUnavailable, pod_record
+from .master import MasterUnavailable
 from .variants import SERVICE_PORT
 
 DEFAULT_UI = "http://127.0.0.1:8089"
@@ -28,6 +30,16 @@ def locust_ui(environ=os.environ) -> str:
     return (environ.get("LIVENESS_LAB_LOCUST_UI") or DEFAULT_UI).rstrip("/")
 
 
+def release_master(api, environ=os.environ, log_path=None):
+    """The release's Locust master: at LIVENESS_LAB_LOCUST_UI when set, else through the API server's
+    service proxy (``<release>-locust-ui``, port web) of API (release.ClusterApi)."""
+    from .master import DirectHttp, LocustMaster, ServiceProxy
+
+    if (environ.get("LIVENESS_LAB_LOCUST_UI") or "").strip():
+        return LocustMaster(DirectHttp(locust_ui(environ)), log_path)
+    return LocustMaster(ServiceProxy(api.api_client, api.namespace, f"{api.release}-locust-ui", "web", api.context), log_path)
+
+
 @dataclass(frozen=True)
 class SwarmStatus:
     state: str
@@ -38,9 +50,12 @@ class SwarmStatus:
         return self.state in BUSY
 
 
-def swarm_status(ui: str, timeout: float = 5) -> SwarmStatus | None:
+def swarm_status(ui, timeout: float = 5) -> SwarmStatus | None:
     """The runner's own state and user count (its web UI's /stats/requests; the workers' entries have a
-    state too), or None when nothing answers there."""
+    state too), or None when nothing answers there. UI: a URL or a master.LocustMaster."""
+    if not isinstance(ui, str):
+        found = ui.status()
+        return SwarmStatus(found.state, found.users) if found is not None else None
     try:
         with urllib.request.urlopen(f"{ui}/stats/requests", timeout=timeout) as r:
             d = json.load(r)
@@ -49,16 +64,19 @@ def swarm_status(ui: str, timeout: float = 5) -> SwarmStatus | None:
         return None
 
 
-def stop_swarm(ui: str, timeout: float = 10) -> None:
+def stop_swarm(ui, timeout: float = 10) -> None:
+    if not isinstance(ui, str):
+        ui.stop()
+        return
     req = urllib.request.Request(f"{ui}/stop", data=b"", method="POST")
     with urllib.request.urlopen(req, timeout=timeout) as r:
         r.read()
 
 
-def ensure_no_swarm(ui: str, stop: bool, sleep=time.sleep, wait_s: int = STOP_WAIT_S) -> None:
+def ensure_no_swarm(ui, stop: bool, sleep=time.sleep, wait_s: int = STOP_WAIT_S) -> None:
     """The in-cluster Locust sends no load. A running swarm is stopped (STOP, said so) or refused with the
     command that stops it. Nothing answering there is fine: no Locust, no swarm."""
-    how = f"curl -X POST {ui}/stop (or Stop in the web UI, {ui})"
+    how = f"curl -X POST {ui}/stop (or Stop in the web UI, {ui})" if isinstance(ui, str) else f"POST /stop to the release's Locust master, {ui} (or Stop in its web UI)"
     status = swarm_status(ui)
     if status is None:
         LOG.info("no in-cluster Locust answers on %s: no swarm to stop", ui)
@@ -74,7 +92,7 @@ def ensure_no_swarm(ui: str, stop: bool, sleep=time.sleep, wait_s: int = STOP_WA
     LOG.info("the in-cluster Locust is swarming (%s, %s users): stopping it (POST %s/stop)", status.state, status.users, ui)
     try:
         stop_swarm(ui)
-    except (OSError, urllib.error.URLError) as e:
+    except (OSError, urllib.error.URLError, MasterUnavailable) as e:
         raise SetupError(f"could not stop the in-cluster Locust ({e})", f"stop it yourself: {how}") from e
     for _ in range(wait_s):
         status = swarm_status(ui)

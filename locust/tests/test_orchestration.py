@@ -460,10 +460,14 @@ class FakeCluster:
     """ClusterApi's surface over recorded Deployments and a FakeCoreV1 lock store."""
 
     context, namespace, release = "kind-liveness-lab", "liveness-lab", "liveness-lab"
+    api_client = None
 
     def __init__(self):
         self.core = FakeCoreV1()
         self.restarted = []
+
+    def services(self):
+        raise release.ApiUnavailable("listing Services: not recorded")
 
     def deployments(self):
         return recorded("deployments-after-upgrade.json")
