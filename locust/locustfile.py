@@ -36,6 +36,7 @@ Environment only:
 import os
 from pathlib import Path
 
+import locust.runners
 from locust import FastHttpUser, constant_throughput, events, task
 
 from liveness_lab import DEFAULT_LATENCY_MS, live_view, pods_tab, shape, stats_history, variants
@@ -52,6 +53,11 @@ if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
 WEBUI_BUILD = Path(__file__).resolve().parent / "webui" / "dist"
 if (WEBUI_BUILD / "index.html").is_file():
     os.environ.setdefault("LOCUST_BUILD_PATH", str(WEBUI_BUILD))
+
+# Workers send their stats to the master every second, not Locust's 3 s: the master's stats history (one
+# row a second, what `scripts/demo.sh --load cluster` fetches) then moves a second at a time as a host
+# run's does, instead of in 3 s steps that make a 5 s requests/s window read 1x or 2x the rate.
+locust.runners.WORKER_REPORT_INTERVAL = float(os.environ.get("LIVENESS_LAB_WORKER_REPORT_S", "1"))
 
 # Longer than the service's usual latency, far shorter than Locust's 60 s default, so a blocked pod shows
 # up as failures within the run instead of as requests that never end.

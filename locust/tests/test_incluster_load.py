@@ -1,0 +1,454 @@
+"""Load from inside the cluster (``--load cluster``, liveness_lab/master.py, load.py, stats_history.py) and
+the release flags (``--context``, ``--namespace``, ``--release``): the REST sequence against a stand-in
+master answering what a real Locust 2.47 master answered (fixtures/master/), the stats history the master
+serves mapped into what the report reads, the automatic choice between host and cluster, the lock per
+release, and the set-up errors for a context, namespace or release that is not there."""
+
+import csv
+import io
+import json
+import os
+import socket
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+
+import pytest
+from conftest import FIXTURES
+
+# Locust (and gevent's patching) before anything imports ssl: the order the suite's other Locust tests keep.
+from locust.env import Environment
+from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter
+
+from liveness_lab import __main__ as cli_main
+from liveness_lab import demo as demo_mod
+from liveness_lab import exits, load, lock, master, release, stats_history
+from liveness_lab.shape import DemoShape, phases
+from report import verdict
+
+REC = FIXTURES / "master"
+HUGE = 2**62
+
+
+def fixture_text(name: str) -> str:
+    return (REC / name).read_text()
+
+
+def history_ticks() -> tuple[str, list[str]]:
+    """The recorded history (a real master's, fixtures/master/history-run.csv) as the header and one CSV
+    text per second, the ticks the master keeps."""
+    lines = fixture_text("history-run.csv").splitlines(keepends=True)
+    by_t: dict[str, list[str]] = {}
+    for line in lines[1:]:
+        by_t.setdefault(line.split(",", 1)[0], []).append(line)
+    return lines[0], ["".join(v) for v in by_t.values()]
+
+
+class StandIn:
+    """A Locust master's REST API as the recorded one answered: ready, then a shape swarm that runs for
+    RUN_POLLS state requests, then stopped; the history grows a tick per state request."""
+
+    def __init__(self, workers=1, shape=True, history=True, run_polls=8):
+        self.calls: list[tuple[str, str, dict]] = []
+        self.state, self.workers, self.shape, self.history, self.run_polls = "ready", workers, shape, history, run_polls
+        self.header, self.ticks = history_ticks()
+        self.served = 2  # ticks the master had before the run (old ones)
+
+    def status(self) -> dict:
+        body = json.loads(fixture_text("stats-requests-stopped.json"))
+        if self.state == "running":
+            self.run_polls -= 1
+            self.served = min(len(self.ticks), self.served + 3)
+            if self.run_polls <= 0:
+                self.state, self.served = "stopped", len(self.ticks)
+        body.update(state=self.state, worker_count=self.workers)
+        return body
+
+    def handle(self, method: str, path: str, query: dict, form: dict) -> tuple[int, dict, bytes]:
+        self.calls.append((method, path, form or query))
+        if path == "/stats/requests":
+            return 200, {}, json.dumps(self.status()).encode()
+        if path == "/stats/reset":
+            return 200, {}, b"ok"
+        if path == "/swarm":
+            if not self.shape or form.get("shape_class") != ["DemoShape"]:
+                return 200, {}, fixture_text("swarm-no-shape.json").encode()
+            self.state, self.served = "running", 2
+            return 200, {}, fixture_text("swarm-shape.json").encode()
+        if path == "/stop":
+            self.state = "stopped"
+            return 200, {}, b'{"success": true, "message": "Test stopped"}'
+        if path == master.HISTORY_ROUTE:
+            if not self.history:
+                return 404, {}, b"<!doctype html><title>404 Not Found</title>"
+            after = int(query["after"][0])
+            # seq numbers: tick i (0-based) is i + 1
+            body = self.header + "".join(t for i, t in enumerate(self.ticks[: self.served]) if i + 1 > after)
+            return 200, {master.SEQ_HEADER: str(self.served), master.NOW_HEADER: "1795543305.225"}, body.encode()
+        files = {"/stats/requests/csv": "stats.csv", "/stats/failures/csv": "failures.csv", "/exceptions/csv": None, "/stats/report": None}
+        if path in files:
+            name = files[path]
+            return 200, {}, (fixture_text(name) if name else "Count,Message,Traceback,Nodes\n" if "exc" in path else "<html></html>").encode()
+        return 404, {}, b"not found"
+
+
+@pytest.fixture
+def stand_in():
+    made = {}
+
+    def serve(**kwargs):
+        api = StandIn(**kwargs)
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def answer(self, method):
+                url = urllib.parse.urlparse(self.path)
+                n = int(self.headers.get("Content-Length") or 0)
+                form = urllib.parse.parse_qs(self.rfile.read(n).decode()) if n else {}
+                status, headers, body = api.handle(method, url.path, urllib.parse.parse_qs(url.query), form)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                self.answer("GET")
+
+            def do_POST(self):
+                self.answer("POST")
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        made["server"] = server
+        return api, f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield serve
+    if "server" in made:
+        made["server"].shutdown()
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1795543263.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+
+
+def drive(url, out, total_s=33.0):
+    clock = Clock()
+    m = master.LocustMaster(master.DirectHttp(url), out / "locust.log")
+    run = master.ClusterLocust(m, out, total_s, clock=clock, sleep=clock.sleep)
+    status = run.prepare()
+    run.start(["BlockingUser", "ReactiveUser"], master.phase_options(40, 10, 180, 5, 90, 1000, 1.0))
+    polls = 0
+    while run.poll() is None:
+        clock.sleep(1)
+        polls += 1
+        assert polls < 500, "the run never ended"
+    return run, status, clock
+
+
+# --- the REST sequence ----------------------------------------------------------------------------------
+
+
+def test_the_rest_sequence_starts_the_shape_with_the_runs_phases_and_fetches_every_tick_once(stand_in, tmp_path):
+    api, url = stand_in(run_polls=30)
+    run, status, _ = drive(url, tmp_path, total_s=25)
+    assert status.workers == 1 and run.returncode == 0
+    seq = [(m, p) for m, p, _ in api.calls if p != "/stats/requests"]
+    # reset, where the history is, the swarm; then history fetches; then the final files
+    assert seq[:3] == [("POST", "/stats/reset"), ("GET", master.HISTORY_ROUTE), ("POST", "/swarm")]
+    assert [p for _, p in seq[-4:]] == ["/stats/requests/csv", "/stats/failures/csv", "/exceptions/csv", "/stats/report"]
+    assert api.calls[0][1] == "/stats/requests"  # the master answers and has workers, before anything changes
+    swarm_form = next(f for m, p, f in api.calls if p == "/swarm")
+    assert swarm_form == {"user_classes": ["BlockingUser", "ReactiveUser"], "shape_class": ["DemoShape"], "demo_users": ["40"],
+                          "demo_ramp_s": ["10"], "demo_hold_s": ["180"], "demo_cooldown_s": ["5"], "demo_quiet_s": ["90"],
+                          "latency_ms": ["1000"], "rate_per_user": ["1"]}
+    afters = [int(f["after"][0]) for m, p, f in api.calls if p == master.HISTORY_ROUTE]
+    assert afters[0] == HUGE and afters[1] == 2 and afters == [HUGE] + sorted(afters[1:])
+    # The file is the header and every tick from the run's start, each once, in order: the two ticks the
+    # master held before the run are not in it.
+    header, ticks = history_ticks()
+    assert (tmp_path / "locust_stats_history.csv").read_text() == header + "".join(ticks[2:])
+    assert (tmp_path / "locust_stats.csv").read_text() == fixture_text("stats.csv")
+    assert not any(p == "/stop" for _, p, _ in api.calls)  # the shape ended the swarm itself
+    log = (tmp_path / "locust.log").read_text()
+    assert "POST /swarm user_classes=BlockingUser&user_classes=ReactiveUser&shape_class=DemoShape" in log
+
+
+def test_a_swarm_past_its_timetable_is_stopped(stand_in, tmp_path):
+    api, url = stand_in(run_polls=10**6)
+    run, _, clock = drive(url, tmp_path, total_s=20)
+    assert ("POST", "/stop") in [(m, p) for m, p, _ in api.calls]
+    assert clock.t - 1795543263.0 >= 20 + master.END_GRACE_S
+
+
+def test_the_state_before_the_swarm_does_not_end_it(stand_in, tmp_path):
+    """/stats/requests is cached for 2 s: a 'stopped' from before the /swarm must not end the run."""
+    api, url = stand_in(run_polls=1)
+    api.state = "stopped"
+    run, _, clock = drive(url, tmp_path, total_s=30)
+    assert clock.t - 1795543263.0 > master.STATE_CACHE_S
+    assert any("ended at" in n for n in run.notes)  # and ending early is said
+
+
+@pytest.mark.parametrize("kwargs,said", [
+    ({"workers": 0}, "has no worker connected"),
+    ({"history": False}, "serves no stats history"),
+    ({"shape": False}, "did not start the scripted run's shape"),
+])
+def test_a_master_that_cannot_run_it_is_a_setup_error(stand_in, tmp_path, kwargs, said):
+    api, url = stand_in(**kwargs)
+    with pytest.raises(exits.SetupError) as e:
+        drive(url, tmp_path)
+    assert said in e.value.message and e.value.fix
+
+
+def test_no_master_is_a_setup_error(tmp_path):
+    with pytest.raises(exits.SetupError) as e:
+        drive("http://127.0.0.1:9", tmp_path)  # nothing listens on the discard port
+    assert "does not answer" in e.value.message and "locust.enabled" in e.value.fix
+
+
+def test_the_service_proxy_path_and_form():
+    seen = {}
+
+    class ApiClient:
+        def call_api(self, path, method, **kw):
+            seen.update(path=path, method=method, **kw)
+            return SimpleNamespace(status=200, headers={"X-Stats-History-Seq": "7"}, data=b"Timestamp\n")
+
+    proxy = master.ServiceProxy(ApiClient(), "team-a", "demo-locust-ui", "web", "ctx")
+    reply = proxy.request("POST", "/swarm", form=[("user_classes", "BlockingUser"), ("shape_class", "DemoShape")])
+    assert seen["path"] == "/api/v1/namespaces/team-a/services/demo-locust-ui:web/proxy/swarm" and seen["method"] == "POST"
+    assert seen["post_params"] == [("user_classes", "BlockingUser"), ("shape_class", "DemoShape")]
+    assert seen["header_params"]["Content-Type"] == "application/x-www-form-urlencoded"
+    assert reply.headers["x-stats-history-seq"] == "7"
+
+
+# --- the data: what the report reads --------------------------------------------------------------------
+
+
+def test_the_masters_history_rows_are_locusts_own_file_rows(tmp_path):
+    """HistoryRows writes what Locust's --csv-full-history file holds: the same columns, the same row for
+    the same stats."""
+    env = Environment()
+    env.create_local_runner()
+    for ms in (200, 210, 1200):
+        env.stats.log_request("GET", "blocking /api/work", ms, 11)
+    env.stats.log_error("GET", "reactive /api/work", "ConnectionRefusedError")
+    env.stats.log_request("GET", "reactive /api/work", 5, 0)
+    ours = stats_history.HistoryRows(env)
+    theirs = StatsCSVFileWriter(env, PERCENTILES_TO_REPORT, str(tmp_path / "locust"), full_history=True)
+    assert ours.stats_history_csv_columns == theirs.stats_history_csv_columns
+    out = io.StringIO()
+    theirs._stats_history_data_rows(csv.writer(out), 1795543300.4)
+    assert ours.tick(1795543300.4) == out.getvalue()
+    assert ours.header() == ",".join(theirs.stats_history_csv_columns) + "\r\n"
+    theirs.close_files()
+    env.runner.quit()
+
+
+def test_ticks_are_numbered_and_kept_to_the_last_ones():
+    rows = SimpleNamespace(tick=lambda now: f"{int(now)},row\r\n", header=lambda: "Timestamp,x\r\n")
+    ticks = stats_history.Ticks(rows, keep=3)
+    for t in range(5):
+        ticks.take(100 + t)
+    text, seq = ticks.after(0)
+    assert seq == 5 and text == "Timestamp,x\r\n102,row\r\n103,row\r\n104,row\r\n"
+    assert ticks.after(4) == ("Timestamp,x\r\n104,row\r\n", 5) and ticks.after(HUGE) == ("Timestamp,x\r\n", 5)
+
+
+def test_the_fetched_history_gives_the_report_its_series(stand_in, tmp_path):
+    """The recorded run (20 users, 2 req/s each, 10 per variant, 200 ms; ramp 5, hold 15, cool-down 3,
+    quiet 10) read as the verdict reads a host run's file: 20 req/s per variant at hold, counts that end
+    at the totals of locust_stats.csv, and no load in the quiet."""
+    api, url = stand_in(run_polls=100)
+    drive(url, tmp_path)
+    history = list(csv.DictReader((tmp_path / "locust_stats_history.csv").open(newline="")))
+    totals = {r["Name"]: r for r in csv.DictReader((tmp_path / "locust_stats.csv").open(newline=""))}
+    for variant in ("blocking", "reactive"):
+        rows = verdict.series(history, variant)
+        t0 = rows[0].t
+        hold = [r.rps for r in rows if 5 + 5 <= r.t - t0 <= 5 + 13]
+        assert hold and all(17 <= rps <= 23 for rps in hold), hold
+        assert rows[-1].requests == int(totals[f"{variant} /api/work"]["Request Count"]) and rows[-1].failures == 0
+        assert all(r.rps == 0 for r in rows if r.t - t0 > 5 + 15 + 3 + 6)
+
+
+def test_the_shape_takes_its_phases_from_the_swarm_request():
+    shape = DemoShape()
+    options = SimpleNamespace(demo_users="6", demo_ramp_s="2", demo_hold_s="3", demo_cooldown_s="1", demo_quiet_s="4")
+    shape.runner = SimpleNamespace(environment=SimpleNamespace(parsed_options=options))
+    shape.reset_time()
+    assert shape.p == {"users": 6, "ramp": 2.0, "hold": 3.0, "cooldown": 1.0, "quiet": 4.0}
+    assert phases({"LIVENESS_LAB_HOLD_S": "30"}, SimpleNamespace(demo_hold_s=None))["hold"] == 30.0
+
+
+# --- the automatic choice ---------------------------------------------------------------------------------
+
+
+def services(name: str) -> dict:
+    return json.loads(fixture_text(name))
+
+
+def test_kinds_nodeports_that_answer_choose_the_host():
+    probed = []
+    mode, why = load.choose_load("auto", services("services-nodeport.json"), ["blocking", "reactive"], "liveness-lab",
+                                 probe=lambda port: probed.append(port))
+    assert (mode, probed) == ("host", [30080, 30081]) and "answer on 127.0.0.1" in why
+
+
+def test_nodeports_that_do_not_answer_choose_the_cluster_and_say_why():
+    mode, why = load.choose_load("auto", services("services-nodeport.json"), ["blocking", "reactive"], "liveness-lab",
+                                 probe=lambda port: "Connection refused" if port == 30080 else None)
+    assert mode == "cluster" and "chosen automatically" in why and "blocking: 127.0.0.1:30080 does not answer (Connection refused)" in why
+
+
+def test_a_release_without_nodeports_chooses_the_cluster_without_probing():
+    def probe(port):
+        raise AssertionError("probed a port the release does not expose")
+
+    mode, why = load.choose_load("auto", services("services-clusterip.json"), ["blocking"], "liveness-lab", probe=probe)
+    assert mode == "cluster" and "Service liveness-lab-blocking is ClusterIP, no NodePort" in why
+
+
+def test_another_releases_nodeports_are_not_this_ones():
+    mode, why = load.choose_load("auto", services("services-nodeport.json"), ["blocking"], "team-b", probe=lambda port: None)
+    assert mode == "cluster" and "no Service team-b-blocking" in why
+    moved = services("services-nodeport.json")
+    next(s for s in moved["items"] if s["metadata"]["name"] == "liveness-lab-blocking")["spec"]["ports"][0]["nodePort"] = 31080
+    assert "nodePort 31080, not 30080" in load.choose_load("auto", moved, ["blocking"], "liveness-lab", probe=lambda p: None)[1]
+
+
+def test_an_explicit_choice_is_taken_and_an_unreachable_host_is_a_setup_error():
+    assert load.choose_load("cluster", None, ["blocking"], "liveness-lab") == ("cluster", "--load cluster")
+    with pytest.raises(exits.SetupError) as e:
+        load.choose_load("host", services("services-clusterip.json"), ["blocking"], "liveness-lab")
+    assert "--load host: the variants are not reachable" in e.value.message and "--load cluster" in e.value.fix
+    assert load.choose_load("auto", None, ["blocking"], "liveness-lab")[0] == "cluster"
+
+
+def test_the_probe_tells_a_listening_port_from_a_closed_one():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert load.tcp_answers(port) is None
+    assert load.tcp_answers(port)  # closed now: why, e.g. "Connection refused"
+
+
+# --- the release: flags, lock, errors ---------------------------------------------------------------------
+
+
+def test_the_lock_follows_the_release():
+    assert lock.lock_name("liveness-lab") == lock.LOCK_NAME == "liveness-lab-run-lock"
+    assert lock.lock_name("team-a") == "team-a-run-lock" != lock.lock_name("team-b")
+
+
+class Cluster:
+    """ClusterApi's surface for one release in one namespace, recording the lock's ConfigMap calls."""
+
+    api_client = None
+
+    def __init__(self, context="ctx", namespace="team-a", release="demo", ns_status=None, deployments=None):
+        self.context, self.namespace, self.release = context, namespace, release
+        self.ns_status, self._deployments = ns_status, deployments
+        self.core = SimpleNamespace(created=[], create_namespaced_config_map=lambda ns, body: self.core.created.append((ns, body["metadata"]["name"])),
+                                    delete_namespaced_config_map=lambda name, ns: None,
+                                    read_namespaced_config_map=lambda name, ns: {"metadata": {"resourceVersion": "1"}, "data": {}})
+
+    def namespace_status(self):
+        return self.ns_status
+
+    def deployments(self):
+        if self._deployments is None:
+            return json.loads((FIXTURES / "deployments.json").read_text())
+        return self._deployments
+
+    def services(self):
+        return services("services-nodeport.json")
+
+    def pods(self):
+        return {"items": []}
+
+
+def test_a_demo_takes_the_lock_of_its_release_in_its_namespace(monkeypatch, tmp_path):
+    cluster = Cluster()
+    environ = {"LIVENESS_LAB_KUBE_CONTEXT": "ctx", "LIVENESS_LAB_NAMESPACE": "team-a", "LIVENESS_LAB_RELEASE": "demo"}
+
+    def stop_here(plan):
+        raise KeyboardInterrupt
+
+    d = demo_mod.Demo(demo_mod.DemoOptions(out=tmp_path / "run"), environ=environ, api=cluster)
+    monkeypatch.setattr(d, "choose_load", stop_here)
+    with pytest.raises(KeyboardInterrupt):
+        d.run()
+    assert cluster.core.created == [("team-a", "demo-run-lock")]
+
+
+@pytest.mark.parametrize("cluster,said,fix", [
+    (Cluster(ns_status=404), "namespace team-a not found (context ctx)", "--namespace NAME"),
+    (Cluster(deployments={"items": []}), "release demo not found in namespace team-a (context ctx)", "--release NAME"),
+])
+def test_a_missing_namespace_or_release_is_a_setup_error(cluster, said, fix, tmp_path):
+    environ = {"LIVENESS_LAB_KUBE_CONTEXT": "ctx", "LIVENESS_LAB_NAMESPACE": "team-a", "LIVENESS_LAB_RELEASE": "demo"}
+    d = demo_mod.Demo(demo_mod.DemoOptions(out=tmp_path / "run"), environ=environ, api=cluster)
+    with pytest.raises(exits.SetupError) as e:
+        d.run()
+    assert e.value.message.startswith(said) and fix in e.value.fix
+    assert cluster.core.created == []  # nothing was taken
+
+
+def test_a_namespace_the_credentials_may_not_read_is_no_error():
+    assert release.check_target(Cluster(ns_status=403)).variants == ["blocking", "reactive"]
+
+
+def test_kinds_own_target_is_the_default_and_any_other_is_checked():
+    assert release.is_kind_default({}) and release.is_kind_default({"LIVENESS_LAB_RELEASE": "liveness-lab"})
+    assert not release.is_kind_default({"LIVENESS_LAB_NAMESPACE": "team-a"})
+
+
+def test_a_missing_context_exits_3_naming_it(monkeypatch, tmp_path, capsys):
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\ncurrent-context: ''\n")
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    for name in ("LIVENESS_LAB_KUBE_CONTEXT", "LIVENESS_LAB_NAMESPACE", "LIVENESS_LAB_RELEASE"):
+        monkeypatch.setenv(name, "")
+    assert cli_main.main(["demo", "--context", "nope", "--out", str(tmp_path / "run")], environ=os.environ) == exits.SETUP
+    err = capsys.readouterr().err
+    assert "no kubeconfig context nope" in err and "kubectl config get-contexts, then --context NAME" in err
+
+
+def test_the_flags_reach_every_client_of_the_run(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(demo_mod, "run_demo", lambda opts, console, environ: seen.update(opts=opts, env=dict(environ)) or 0)
+    environ = {}
+    assert cli_main.main(["demo", "--context", "c1", "--namespace", "n1", "--release", "r1", "--load", "cluster"], environ=environ) == 0
+    assert {k: seen["env"][k] for k in ("LIVENESS_LAB_KUBE_CONTEXT", "LIVENESS_LAB_NAMESPACE", "LIVENESS_LAB_RELEASE")} == \
+        {"LIVENESS_LAB_KUBE_CONTEXT": "c1", "LIVENESS_LAB_NAMESPACE": "n1", "LIVENESS_LAB_RELEASE": "r1"}
+    assert seen["opts"].load == "cluster"
+    assert cli_main.main(["demo"], environ=(fresh := {})) == 0
+    assert (fresh["LIVENESS_LAB_KUBE_CONTEXT"], fresh["LIVENESS_LAB_NAMESPACE"], fresh["LIVENESS_LAB_RELEASE"]) == \
+        ("kind-liveness-lab", "liveness-lab", "liveness-lab") and seen["opts"].load == "auto"
+
+
+@pytest.mark.parametrize("sub", ["demo", "lab"])
+def test_both_commands_take_the_release_flags_and_load(sub, capsys):
+    with pytest.raises(SystemExit):
+        cli_main.main([sub, "--help"], environ={})
+    out = capsys.readouterr().out
+    for flag in ("--context NAME", "--namespace NAME", "--release NAME", "--load {auto,host,cluster}"):
+        assert flag in out
+    with pytest.raises(SystemExit) as e:
+        cli_main.main([sub, "--load", "laptop"], environ={})
+    assert e.value.code == exits.SETUP
