@@ -111,17 +111,20 @@ class ServiceProxy:
         if method == "POST":
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         try:
-            r = self.api_client.call_api(
-                self.base() + path, method, query_params=list((query or {}).items()), header_params=headers,
-                post_params=list(form or []) if method == "POST" else None, auth_settings=["BearerToken"],
-                _preload_content=False, _request_timeout=timeout,
+            # The client's own request building (the kubeconfig's server, credentials and CA), as its
+            # generated methods do it: param_serialize, call_api, read.
+            method_, url, headers_, body, post = self.api_client.param_serialize(
+                method=method, resource_path=self.base() + path, query_params=list((query or {}).items()) or None,
+                header_params=headers, post_params=list(form or []) if method == "POST" else None, auth_settings=["BearerToken"],
             )
-        except Exception as e:  # ApiException (404: no Service, 503: no endpoint), urllib3's errors
-            status = getattr(e, "status", None)
-            first = (str(getattr(e, "reason", "") or e).strip().splitlines() or [type(e).__name__])[0]
-            raise MasterUnavailable(f"{method} {path} on {self}: {('HTTP ' + str(status) + ' ') if status else ''}{first}") from e
-        resp = r[0] if isinstance(r, tuple) else r
-        return Reply(resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.data)
+            resp = self.api_client.call_api(method_, url, header_params=headers_, body=body, post_params=post, _request_timeout=timeout)
+            data = resp.read()
+        except Exception as e:  # urllib3's errors: no server, a timeout, TLS
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise MasterUnavailable(f"{method} {path} on {self}: {first}") from e
+        if resp.status >= 400:  # 404: no such Service; 503: no Ready endpoint behind it
+            raise MasterUnavailable(f"{method} {path} on {self}: HTTP {resp.status} {data[:120].decode('utf-8', 'replace').strip()}")
+        return Reply(resp.status, {k.lower(): v for k, v in resp.headers.items()}, data)
 
 
 @dataclass

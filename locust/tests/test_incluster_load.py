@@ -56,6 +56,7 @@ class StandIn:
         self.state, self.workers, self.shape, self.history, self.run_polls = "ready", workers, shape, history, run_polls
         self.header, self.ticks = history_ticks()
         self.served = 2  # ticks the master had before the run (old ones)
+        self.proxied: list[str] = []
 
     def status(self) -> dict:
         body = json.loads(fixture_text("stats-requests-stopped.json"))
@@ -113,6 +114,9 @@ def stand_in():
 
             def answer(self, method):
                 url = urllib.parse.urlparse(self.path)
+                if url.path.startswith("/api/v1/"):  # the API server's service proxy in front of the master
+                    api.proxied.append(url.path)
+                    url = url._replace(path=url.path.split("/proxy", 1)[1])
                 n = int(self.headers.get("Content-Length") or 0)
                 form = urllib.parse.parse_qs(self.rfile.read(n).decode()) if n else {}
                 status, headers, body = api.handle(method, url.path, urllib.parse.parse_qs(url.query), form)
@@ -150,9 +154,9 @@ class Clock:
         self.t += s
 
 
-def drive(url, out, total_s=33.0):
+def drive(url, out, total_s=33.0, transport=None):
     clock = Clock()
-    m = master.LocustMaster(master.DirectHttp(url), out / "locust.log")
+    m = master.LocustMaster(transport or master.DirectHttp(url), out / "locust.log")
     run = master.ClusterLocust(m, out, total_s, clock=clock, sleep=clock.sleep)
     status = run.prepare()
     run.start(["BlockingUser", "ReactiveUser"], master.phase_options(40, 10, 180, 5, 90, 1000, 1.0))
@@ -231,20 +235,21 @@ def test_no_master_is_a_setup_error(tmp_path):
     assert "does not answer" in e.value.message and "locust.enabled" in e.value.fix
 
 
-def test_the_service_proxy_path_and_form():
-    seen = {}
+def test_through_the_api_servers_service_proxy_with_the_official_client(stand_in, tmp_path):
+    """The same sequence through kubernetes' own ApiClient (its request building, as on a real cluster),
+    at the service proxy's path of the release's locust-ui Service."""
+    from kubernetes import client
 
-    class ApiClient:
-        def call_api(self, path, method, **kw):
-            seen.update(path=path, method=method, **kw)
-            return SimpleNamespace(status=200, headers={"X-Stats-History-Seq": "7"}, data=b"Timestamp\n")
-
-    proxy = master.ServiceProxy(ApiClient(), "team-a", "demo-locust-ui", "web", "ctx")
-    reply = proxy.request("POST", "/swarm", form=[("user_classes", "BlockingUser"), ("shape_class", "DemoShape")])
-    assert seen["path"] == "/api/v1/namespaces/team-a/services/demo-locust-ui:web/proxy/swarm" and seen["method"] == "POST"
-    assert seen["post_params"] == [("user_classes", "BlockingUser"), ("shape_class", "DemoShape")]
-    assert seen["header_params"]["Content-Type"] == "application/x-www-form-urlencoded"
-    assert reply.headers["x-stats-history-seq"] == "7"
+    api, url = stand_in(run_polls=20)
+    api_client = client.ApiClient(client.Configuration(host=url))
+    proxy = master.ServiceProxy(api_client, "team-a", "demo-locust-ui", "web", "ctx")
+    run, status, _ = drive(url, tmp_path, total_s=15, transport=proxy)
+    assert status.workers == 1 and run.rows > 0
+    assert set(api.proxied) >= {"/api/v1/namespaces/team-a/services/demo-locust-ui:web/proxy/swarm",
+                                f"/api/v1/namespaces/team-a/services/demo-locust-ui:web/proxy{master.HISTORY_ROUTE}"}
+    assert next(f for m, p, f in api.calls if p == "/swarm")["shape_class"] == ["DemoShape"]
+    with pytest.raises(master.MasterUnavailable, match="HTTP 404"):  # no such Service: the API server's 404
+        master.ServiceProxy(api_client, "team-a", "demo-locust-ui", "web").request("GET", "/nothing")
 
 
 # --- the data: what the report reads --------------------------------------------------------------------
