@@ -303,6 +303,9 @@ class Demo:
         self.choose_load(plan)
         self.master = release_master(api, self.environ)
         ensure_no_swarm(self.master, self.opts.stop_swarm)
+        if self.load == "cluster":  # the master must be able to run it, before anything waits
+            status = ClusterLocust(self.master, plan.out, self.opts.total_s).check()
+            LOG.info("in-cluster Locust: %s, %s worker(s) connected", status.state, status.workers)
         if not self.opts.keep_pods:
             # A pod that restarted before carries its CrashLoopBackOff delay and the kubelet's spent event
             # budget into the run: replaced, so that every run starts from the same state.

@@ -233,8 +233,8 @@ class ClusterLocust:
     def history_path(self) -> Path:
         return self.out / "locust_stats_history.csv"
 
-    def prepare(self) -> MasterStatus:
-        """The master answers, has workers and serves the history; stats cleared, the history's place noted."""
+    def check(self) -> MasterStatus:
+        """The master answers, has workers and serves the history (before the run waits for anything)."""
         status = self.master.status()
         if status is None:
             raise SetupError(f"the release's Locust master does not answer ({self.master})",
@@ -242,7 +242,10 @@ class ClusterLocust:
         if not status.workers:
             raise SetupError(f"the release's Locust master has no worker connected ({self.master})",
                              "kubectl get pods -l app.kubernetes.io/component=locust-worker (locust.workers in the chart's values)")
-        self.master.reset_stats()
+        self._history_place()
+        return status
+
+    def _history_place(self) -> None:
         try:
             _, self.seq, master_now = self.master.history(after=2**62)
         except MasterUnavailable as e:
@@ -250,6 +253,12 @@ class ClusterLocust:
                              "its image predates --load cluster: scripts/cluster-up.sh rebuilds and rolls it out") from e
         if master_now is not None:
             self.clock_offset_s = round(master_now - self.clock(), 3)
+
+    def prepare(self) -> MasterStatus:
+        """check(), then the stats cleared and the history's place noted: just before start()."""
+        status = self.check()
+        self.master.reset_stats()
+        self._history_place()
         return status
 
     def start(self, user_classes: list[str], options: dict) -> float:

@@ -176,8 +176,8 @@ def test_the_rest_sequence_starts_the_shape_with_the_runs_phases_and_fetches_eve
     run, status, _ = drive(url, tmp_path, total_s=25)
     assert status.workers == 1 and run.returncode == 0
     seq = [(m, p) for m, p, _ in api.calls if p != "/stats/requests"]
-    # reset, where the history is, the swarm; then history fetches; then the final files
-    assert seq[:3] == [("POST", "/stats/reset"), ("GET", master.HISTORY_ROUTE), ("POST", "/swarm")]
+    # the history is served; reset, where the history is now, the swarm; then history fetches; the final files
+    assert seq[:4] == [("GET", master.HISTORY_ROUTE), ("POST", "/stats/reset"), ("GET", master.HISTORY_ROUTE), ("POST", "/swarm")]
     assert [p for _, p in seq[-4:]] == ["/stats/requests/csv", "/stats/failures/csv", "/exceptions/csv", "/stats/report"]
     assert api.calls[0][1] == "/stats/requests"  # the master answers and has workers, before anything changes
     swarm_form = next(f for m, p, f in api.calls if p == "/swarm")
@@ -185,7 +185,7 @@ def test_the_rest_sequence_starts_the_shape_with_the_runs_phases_and_fetches_eve
                           "demo_ramp_s": ["10"], "demo_hold_s": ["180"], "demo_cooldown_s": ["5"], "demo_quiet_s": ["90"],
                           "latency_ms": ["1000"], "rate_per_user": ["1"]}
     afters = [int(f["after"][0]) for m, p, f in api.calls if p == master.HISTORY_ROUTE]
-    assert afters[0] == HUGE and afters[1] == 2 and afters == [HUGE] + sorted(afters[1:])
+    assert afters[:3] == [HUGE, HUGE, 2] and afters[2:] == sorted(afters[2:])
     # The file is the header and every tick from the run's start, each once, in order: the two ticks the
     # master held before the run are not in it.
     header, ticks = history_ticks()
