@@ -13,7 +13,8 @@
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, a short demo, down (scripts/test-e2e.sh)
 #     registry the laptop's registry path, simulated on 127.0.0.1: the e2e again with every image pulled
-#              from a local registry and every tool downloaded (scripts/test-registry.sh; root, Linux)
+#              from a local registry and every tool downloaded (pytest: locust/tests/registry, run by
+#              scripts/test-registry.sh; root, Linux)
 # Logs: one per suite under $LIVENESS_LAB_LOGS (default ~/.cache/liveness-lab/logs/test-<suite>.log).
 # Counts: each suite's runner writes JUnit XML into $LIVENESS_LAB_LOGS/junit/<suite>/ (bats, pytest,
 # Surefire, helm-unittest); a suite's line says how many test cases it ran, and the last line, "N passed,
