@@ -127,8 +127,9 @@ def pytest_runtest_makereport(item, call):
                 report.longrepr.addsection(title, text.rstrip())
             else:  # a plain-text failure: sections of the report itself
                 report.sections.append((title, text))
-        if item.originalname == "test_cluster_up":
-            item.session.shouldstop = "scripts/cluster-up.sh failed: the other tests cannot tell anything"
+    if report.failed and item.originalname == "test_cluster_up":
+        # As -x does it: the session ends as failed (exit 1), the cluster's teardown still runs.
+        item.session.shouldfail = "scripts/cluster-up.sh failed: the other tests cannot tell anything"
     if report.when == "call" and report.passed:
         item.config.stash[PASSED] += 1
     return report
