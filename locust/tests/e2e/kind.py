@@ -39,7 +39,6 @@ def versions_env(path: Path = SCRIPTS / "versions.env") -> dict[str, str]:
 
 
 VERSIONS = versions_env()
-KUBERNETES_VERSION = VERSIONS["KUBERNETES_VERSION"]
 # scripts/lib/cluster.sh's LL_KUBE_CONTEXT, LL_NAMESPACE and LL_RELEASE: where cluster-up installs the chart.
 CONTEXT = f"kind-{VERSIONS['KIND_CLUSTER_NAME']}"
 NAMESPACE = "liveness-lab"
