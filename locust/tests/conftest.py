@@ -31,6 +31,18 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync"]
 
 
+# The suites that need a cluster (they make one): collected only when asked for by path, e.g.
+# `pytest tests/e2e` (scripts/test-e2e.sh), never by `pytest` with the default testpaths (scripts/test-locust.sh).
+CLUSTER_SUITES = (Path(__file__).resolve().parent / "e2e", Path(__file__).resolve().parent / "registry")
+
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path not in CLUSTER_SUITES:
+        return None
+    asked = [(config.invocation_params.dir / arg.split("::")[0]).resolve() for arg in config.args]
+    return not any(a == collection_path or collection_path in a.parents for a in asked) or None
+
+
 @contextlib.contextmanager
 def pods_tab_page(web_ui: str, tab: str = "Pods", viewport=(1280, 720)):
     """A page of headless Chromium (Debian's) on TAB (Pods, Live...) of the Locust web UI at WEB_UI."""

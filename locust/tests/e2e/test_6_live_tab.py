@@ -1,11 +1,6 @@
-"""The Live tab of a running Locust tells the story of the live cluster (the kind e2e): a swarm restarts
-the blocking pod, and a person looking at the tab sees it.
+"""The Live tab of the in-cluster Locust tells the story of the live cluster: a swarm restarts the blocking
+pod, and a person looking at the tab sees it.
 
-Skipped unless LIVENESS_LAB_LIVE_WEB_UI names the web UI to check, e.g. the chart's Locust master; with
-it set, every missing prerequisite (Playwright, Debian's Chromium, the Kubernetes API, the pods of both
-variants, the web UI, the Live tab's bundle) fails the test instead:
-    LIVENESS_LAB_LIVE_WEB_UI=http://127.0.0.1:8089 LIVENESS_LAB_KUBE_CONTEXT=kind-liveness-lab \\
-      LIVENESS_LAB_SCREENSHOTS=<log folder> scripts/test-locust.sh -k live_tab_live
 It stops any swarm, starts 20 users per variant (BlockingUser, ReactiveUser) at 1 request/s of 1000 ms,
 waits for the Kubernetes API to report a liveness kill of a blocking pod (LIVENESS_LAB_LIVE_KILL_WAIT_S,
 default 300 s), then in headless Chromium on the Live tab checks what a person sees: a chart per variant;
@@ -13,8 +8,9 @@ a kill marker on blocking at the time of the API's Killing event, shown within o
 data path (the Pods poller, the history's sample, the browser's read), its message on hover; no kill
 marker on reactive; blocking answering less than half of what reactive answers (now) and less than half
 of its offered 20 requests/s (on average since the kill), and reactive answering its offered rate.
-Screenshot: live-tab-live.png in LIVENESS_LAB_SCREENSHOTS (kept on failure too). The swarm is stopped at
-the end.
+Every missing prerequisite (Playwright, Debian's Chromium, the pods of both variants, the web UI, the
+Live tab's bundle) fails the test. Screenshot: live-tab-live.png in the logs folder (kept on failure
+too). The swarm is stopped at the end.
 """
 
 import json
@@ -26,10 +22,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import CHROMIUM
-
-WEB_UI = os.environ.get("LIVENESS_LAB_LIVE_WEB_UI", "").rstrip("/")
-pytestmark = pytest.mark.skipif(not WEB_UI, reason="LIVENESS_LAB_LIVE_WEB_UI not set (the e2e sets it)")
+from conftest import CHROMIUM, CHROMIUM_ARGS
 
 USERS_PER_VARIANT = 20
 RATE_PER_USER = 1.0
@@ -41,42 +34,42 @@ KILL_WAIT_S = float(os.environ.get("LIVENESS_LAB_LIVE_KILL_WAIT_S", "300"))
 PODS_REFRESH_S = float(os.environ.get("LIVENESS_LAB_PODS_REFRESH", "3"))
 
 
-def post(path, **form):
+def post(web_ui, path, **form):
     data = urllib.parse.urlencode(form, doseq=True).encode()
-    with urllib.request.urlopen(urllib.request.Request(WEB_UI + path, data=data), timeout=10) as r:
+    with urllib.request.urlopen(urllib.request.Request(web_ui + path, data=data), timeout=10) as r:
         return r.status
 
 
-def read(path):
-    with urllib.request.urlopen(WEB_UI + path, timeout=10) as r:
+def read(web_ui, path):
+    with urllib.request.urlopen(web_ui + path, timeout=10) as r:
         return json.load(r)
 
 
-def prerequisites():
+def prerequisites(web_ui):
     """Playwright's sync API and the Kube reader, or pytest.fail saying what is missing."""
     try:
         from playwright import sync_api
     except ImportError as e:
-        pytest.fail(f"Playwright is not installed ({e}): run this through scripts/test-locust.sh")
+        pytest.fail(f"Playwright is not installed ({e}): run this through scripts/test-e2e.sh")
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test-locust.sh does)")
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test-e2e.sh does)")
     from liveness_lab.kube import Kube, KubeUnavailable
 
     kube = Kube()
     try:
         variants = {p["metadata"].get("labels", {}).get("app.kubernetes.io/component") for p in kube.pods()}
     except KubeUnavailable as e:
-        pytest.fail(f"the Kubernetes API does not answer: {e} (set LIVENESS_LAB_KUBE_CONTEXT=kind-liveness-lab)")
+        pytest.fail(f"the Kubernetes API does not answer: {e}")
     if not {"blocking", "reactive"} <= variants:
         pytest.fail(f"the namespace {kube.namespace} has pods of {sorted(v for v in variants if v)}, not blocking and reactive")
     try:
-        with urllib.request.urlopen(WEB_UI + "/", timeout=10) as r:
+        with urllib.request.urlopen(web_ui + "/", timeout=10) as r:
             page = r.read().decode()
-        live = read("/liveness-lab/live")
+        live = read(web_ui, "/liveness-lab/live")
     except Exception as e:
-        pytest.fail(f"the web UI at {WEB_UI} does not serve the Live tab: {e}")
+        pytest.fail(f"the web UI at {web_ui} does not serve the Live tab: {e}")
     if "templateArgs" not in page or "variants" not in live:
-        pytest.fail(f"{WEB_UI} answers, but not with the Live tab's bundle and endpoint (an image without locust/webui?)")
+        pytest.fail(f"{web_ui} answers, but not with the Live tab's bundle and endpoint (an image without locust/webui?)")
     return sync_api, kube
 
 
@@ -107,29 +100,25 @@ def shown_kills(page, variant):
     return json.loads(page.locator(f'section[data-variant="{variant}"]').get_attribute("data-kills"))
 
 
-def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying_on():
-    sync_api, kube = prerequisites()
-    from conftest import CHROMIUM_ARGS
-
-    shots = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", "/tmp"))
-    shots.mkdir(parents=True, exist_ok=True)
-    shot = shots / "live-tab-live.png"
-    if read("/stats/requests").get("state") in ("spawning", "running"):
-        post("/stop")
+def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying_on(web_ui, screenshots):
+    sync_api, kube = prerequisites(web_ui)
+    shot = screenshots / "live-tab-live.png"
+    if read(web_ui, "/stats/requests").get("state") in ("spawning", "running"):
+        post(web_ui, "/stop")
         time.sleep(2)
     started = time.time()
-    assert post("/swarm", user_count=2 * USERS_PER_VARIANT, spawn_rate=2 * USERS_PER_VARIANT, user_classes=["BlockingUser", "ReactiveUser"],
+    assert post(web_ui, "/swarm", user_count=2 * USERS_PER_VARIANT, spawn_rate=2 * USERS_PER_VARIANT, user_classes=["BlockingUser", "ReactiveUser"],
                 shape_class="Default", rate_per_user=RATE_PER_USER, latency_ms=1000) == 200
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
             try:
-                page.goto(WEB_UI + "/?tab=live", timeout=30000)
+                page.goto(web_ui + "/?tab=live", timeout=30000)
                 page.get_by_role("tab", name="Live").click(timeout=30000)
                 for variant in ("blocking", "reactive"):
                     page.get_by_role("img", name=f"{variant} chart").wait_for(timeout=30000)
-                refresh_s = read("/liveness-lab/live")["refresh_s"]
+                refresh_s = read(web_ui, "/liveness-lab/live")["refresh_s"]
                 lag_allowed = PODS_REFRESH_S + 2 * refresh_s + 2
 
                 # The API reports the kill; the tab shows it within one pass of its data path.
@@ -153,7 +142,7 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                 kill_t = next(s for s in shown if any(abs(s - k) <= refresh_s for k in api_kills))
                 x, y = page.evaluate(
                     "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
-                    [round(kill_t - read("/liveness-lab/live")["started"], 1)])
+                    [round(kill_t - read(web_ui, "/liveness-lab/live")["started"], 1)])
                 box = page.get_by_role("img", name="blocking chart").bounding_box()
                 page.mouse.move(box["x"] + x, box["y"] + y)
                 page.get_by_text("failed liveness probe").first.wait_for(timeout=5000)
@@ -166,7 +155,7 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                 assert reactive["answered"] >= 0.8 * OFFERED, (blocking, reactive)
                 assert blocking["answered"] < 0.5 * reactive["answered"], (blocking, reactive)
                 # Over the whole swarm since the kill, not only now: blocking answered under half its offer.
-                series = next(v for v in read("/liveness-lab/live")["variants"] if v["name"] == "blocking")["series"]
+                series = next(v for v in read(web_ui, "/liveness-lab/live")["variants"] if v["name"] == "blocking")["series"]
                 since_kill = [r for t, r in zip(series["t"], series["rps"]) if t >= min(api_kills)]
                 assert since_kill and sum(since_kill) / len(since_kill) < 0.5 * OFFERED, since_kill
             finally:
@@ -174,4 +163,4 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                     page.screenshot(path=str(shot))
                 browser.close()
     finally:
-        post("/stop")
+        post(web_ui, "/stop")

@@ -1,0 +1,33 @@
+"""A scripted run on the cluster: the lab's two quick scenarios (scripts/lab.sh --quick: baseline and tcp
+probe; every prediction must hold; about 7 minutes), or with --no-lab a shortened scripted demo whose
+verdict must be PASS. Either leaves restarts of the blocking pod for the Pods tab's test."""
+
+import time
+
+import pytest
+
+from liveness_lab import exits
+
+from . import kind
+
+MEANING = {exits.FAIL: "FAIL / a prediction did not hold", exits.INCONCLUSIVE: "INCONCLUSIVE / a run could not tell",
+           exits.SETUP: "set-up error: nothing was judged"}
+
+
+def out_dir(prefix: str):
+    return kind.REPO / "reports" / f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+
+
+@pytest.mark.lab
+def test_the_labs_quick_scenarios_hold_every_prediction(cluster, request):
+    run = kind.run_streamed([kind.SCRIPTS / "lab.sh", "--quick", "--out", out_dir("e2e-lab")],
+                            kind.logs_dir() / "e2e-lab.log", request.config, 1800)
+    assert run.returncode == exits.HELD, f"{MEANING.get(run.returncode, '?')}: {run.describe()}"
+
+
+@pytest.mark.no_lab
+def test_a_short_scripted_demo_passes(cluster, request):
+    """A 60 s hold (the first restart comes about 30 s into the load) and 30 s of quiet."""
+    run = kind.run_streamed([kind.SCRIPTS / "demo.sh", "--hold", "60", "--quiet", "30", "--out", out_dir("e2e")],
+                            kind.logs_dir() / "e2e-demo.log", request.config, 1200)
+    assert run.returncode == exits.PASS, f"{MEANING.get(run.returncode, '?')}: {run.describe()}"
