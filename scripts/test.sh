@@ -11,7 +11,8 @@
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, tools, kind-config.yaml, no cluster (bats: scripts/tests/*.bats)
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
-#     e2e      the real kind cluster: up, helm test, a short demo, down (scripts/test-e2e.sh)
+#     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
+#              locust/tests/e2e, run by scripts/test-e2e.sh)
 #     registry the laptop's registry path, simulated on 127.0.0.1: the e2e again with every image pulled
 #              from a local registry and every tool downloaded (pytest: locust/tests/registry, run by
 #              scripts/test-registry.sh; root, Linux)

@@ -28,24 +28,11 @@ LL_TOOLS=$LL_ROOT/.tools
 export LL_CACHE LL_LOGS LL_TOOLS
 
 ll_now() { date +%s; }
-# ll_now_precise: seconds since the epoch with milliseconds (BSD date has no %N).
-ll_now_precise() { python3 -c 'import time; print(f"{time.time():.3f}")' 2>/dev/null || echo "$(date +%s).000"; }
 
 # ll_usage: the running script's header comment (line 2 up to `set -o`), without the comment marks
 # and shellcheck directives: every script's --help.
 ll_usage() {
   awk 'NR == 1 { next } /^set -o/ { exit } /^# shellcheck/ { next } { sub(/^# ?/, ""); print }' "$0"
-}
-
-# ll_retry TRIES COMMAND...: COMMAND until it succeeds, a second apart; fails after TRIES failures.
-ll_retry() {
-  local tries=$1 failed=0
-  shift
-  until "$@"; do
-    failed=$((failed + 1))
-    [ "$failed" -lt "$tries" ] || return 1
-    sleep 1
-  done
 }
 
 # ll_os, ll_arch: this machine as release files name it (linux|darwin, amd64|arm64).
