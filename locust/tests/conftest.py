@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -76,6 +77,19 @@ def chart_settings():
     from report import settings
 
     return settings.settings_by_variant(json.loads((FIXTURES / "deployments.json").read_text()))
+
+
+def web_post(web_ui: str, path: str, **form) -> int:
+    """POST a form to Locust's web UI (e.g. /swarm, /stop); its HTTP status."""
+    data = urllib.parse.urlencode(form, doseq=True).encode()
+    with urllib.request.urlopen(urllib.request.Request(web_ui + path, data=data), timeout=10) as r:
+        return r.status
+
+
+def web_read(web_ui: str, path: str):
+    """GET a JSON answer of Locust's web UI."""
+    with urllib.request.urlopen(web_ui + path, timeout=10) as r:
+        return json.load(r)
 
 
 def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:

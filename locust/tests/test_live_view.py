@@ -10,12 +10,12 @@ import re
 import subprocess
 import sys
 import time
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, LIVE_WEB_UI_PORT, LOCUST_DIR, REPLAY_WEB_UI_PORT, closed_port_kubeconfig, pods_tab_page, run_env, stop, wait_http
+from conftest import (FIXTURES, LIVE_WEB_UI_PORT, LOCUST_DIR, REPLAY_WEB_UI_PORT, closed_port_kubeconfig, pods_tab_page, run_env, stop, wait_http,
+                      web_post, web_read)
 from locust import FastHttpUser, task
 from locust.env import Environment
 from test_pods_tab import StubKube
@@ -220,17 +220,6 @@ def test_a_new_swarm_starts_the_history_again(live):
 # --- The tab in headless Chromium, on a local Locust swarming the real service jar ---
 
 
-def post(web_ui, path, **form):
-    data = urllib.parse.urlencode(form, doseq=True).encode()
-    with urllib.request.urlopen(urllib.request.Request(web_ui + path, data=data), timeout=10) as r:
-        return r.status
-
-
-def read(web_ui, path):
-    with urllib.request.urlopen(web_ui + path, timeout=10) as r:
-        return json.load(r)
-
-
 def local_locust(services, tmp_path, port, locustfile):
     """A host Locust (LOCUSTFILE) serving the web UI bundle (webui/dist, built by scripts/test-locust.sh) on
     127.0.0.1:PORT, the blocking and reactive instances as its targets, its Kubernetes API a closed
@@ -287,7 +276,7 @@ def headline(page, variant):
 def test_the_live_tab_shows_each_variant_and_its_stop_and_reset_buttons_work(live_web_ui, tmp_path):
     """20 users per variant at 1 req/s of 1000 ms: the blocking instance (4 event loops) answers about 4
     a second, the reactive one all 20; there is no Kubernetes API, and the tab says so."""
-    assert post(live_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"],
+    assert web_post(live_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"],
                 shape_class="Default") == 200
     shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "live-tab-local.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
@@ -305,18 +294,18 @@ def test_the_live_tab_shows_each_variant_and_its_stop_and_reset_buttons_work(liv
         assert reactive["answered"] >= 15 and reactive["failed"] == 0, (blocking, reactive)
         assert blocking["answered"] < reactive["answered"] / 2, (blocking, reactive)
         # The stock buttons, through the library's UI (sent as POST, as Locust 2.47 requires).
-        before = read(live_web_ui, "/liveness-lab/live")
+        before = web_read(live_web_ui, "/liveness-lab/live")
         page.get_by_role("button", name="Reset").click()
         page.wait_for_timeout(1500)
-        after = read(live_web_ui, "/liveness-lab/live")
+        after = web_read(live_web_ui, "/liveness-lab/live")
         assert after["started"] > before["started"], (before["started"], after["started"])
         assert max(len(v["series"]["t"]) for v in before["variants"]) >= 5
         assert all(len(v["series"]["t"]) <= 2 for v in after["variants"]), after["variants"]
         page.get_by_role("button", name="Stop").click()
         deadline = time.monotonic() + 20
-        while read(live_web_ui, "/stats/requests")["state"] != "stopped" and time.monotonic() < deadline:
+        while web_read(live_web_ui, "/stats/requests")["state"] != "stopped" and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert read(live_web_ui, "/stats/requests")["state"] == "stopped"
+        assert web_read(live_web_ui, "/stats/requests")["state"] == "stopped"
         # Every stock tab still opens.
         for tab in ("Statistics", "Charts", "Failures", "Exceptions", "Current ratio", "Download Data", "Logs", "Pods"):
             page.get_by_role("tab", name=tab).click()
@@ -328,16 +317,16 @@ def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(r
     """The recorded run's pods and events, replayed from the swarm's start (its first liveness kill 25 s
     in, the restart 40 s in), under real load: the markers appear on blocking only, at the replayed
     times, and hovering the kill shows its message."""
-    assert post(replay_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"],
+    assert web_post(replay_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"],
                 shape_class="Default") == 200
     shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "live-tab-replay.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     with pods_tab_page(replay_web_ui, "Live", viewport=(1920, 1080)) as page:
         deadline = time.monotonic() + 90
-        data = read(replay_web_ui, "/liveness-lab/live")
+        data = web_read(replay_web_ui, "/liveness-lab/live")
         while time.monotonic() < deadline:
             page.wait_for_timeout(1000)
-            data = read(replay_web_ui, "/liveness-lab/live")
+            data = web_read(replay_web_ui, "/liveness-lab/live")
             blocking = next((v for v in data["variants"] if v["name"] == "blocking"), {"markers": []})
             if {"kill", "restart"} <= {m["kind"] for m in blocking["markers"]}:
                 break

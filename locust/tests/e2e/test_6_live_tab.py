@@ -17,12 +17,11 @@ import json
 import os
 import re
 import time
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS
+from conftest import CHROMIUM, CHROMIUM_ARGS, web_post, web_read
 
 USERS_PER_VARIANT = 20
 RATE_PER_USER = 1.0
@@ -32,17 +31,6 @@ KILL_WAIT_S = float(os.environ.get("LIVENESS_LAB_LIVE_KILL_WAIT_S", "300"))
 # How long after the API reports a kill the tab may show it: the Pods poller's period, one sample of the
 # history, one read by the browser, and 2 s for the page to draw.
 PODS_REFRESH_S = float(os.environ.get("LIVENESS_LAB_PODS_REFRESH", "3"))
-
-
-def post(web_ui, path, **form):
-    data = urllib.parse.urlencode(form, doseq=True).encode()
-    with urllib.request.urlopen(urllib.request.Request(web_ui + path, data=data), timeout=10) as r:
-        return r.status
-
-
-def read(web_ui, path):
-    with urllib.request.urlopen(web_ui + path, timeout=10) as r:
-        return json.load(r)
 
 
 def prerequisites(web_ui):
@@ -65,7 +53,7 @@ def prerequisites(web_ui):
     try:
         with urllib.request.urlopen(web_ui + "/", timeout=10) as r:
             page = r.read().decode()
-        live = read(web_ui, "/liveness-lab/live")
+        live = web_read(web_ui, "/liveness-lab/live")
     except Exception as e:
         pytest.fail(f"the web UI at {web_ui} does not serve the Live tab: {e}")
     if "templateArgs" not in page or "variants" not in live:
@@ -103,11 +91,11 @@ def shown_kills(page, variant):
 def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying_on(web_ui, screenshots):
     sync_api, kube = prerequisites(web_ui)
     shot = screenshots / "live-tab-live.png"
-    if read(web_ui, "/stats/requests").get("state") in ("spawning", "running"):
-        post(web_ui, "/stop")
+    if web_read(web_ui, "/stats/requests").get("state") in ("spawning", "running"):
+        web_post(web_ui, "/stop")
         time.sleep(2)
     started = time.time()
-    assert post(web_ui, "/swarm", user_count=2 * USERS_PER_VARIANT, spawn_rate=2 * USERS_PER_VARIANT, user_classes=["BlockingUser", "ReactiveUser"],
+    assert web_post(web_ui, "/swarm", user_count=2 * USERS_PER_VARIANT, spawn_rate=2 * USERS_PER_VARIANT, user_classes=["BlockingUser", "ReactiveUser"],
                 shape_class="Default", rate_per_user=RATE_PER_USER, latency_ms=1000) == 200
     try:
         with sync_api.sync_playwright() as p:
@@ -118,7 +106,7 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                 page.get_by_role("tab", name="Live").click(timeout=30000)
                 for variant in ("blocking", "reactive"):
                     page.get_by_role("img", name=f"{variant} chart").wait_for(timeout=30000)
-                refresh_s = read(web_ui, "/liveness-lab/live")["refresh_s"]
+                refresh_s = web_read(web_ui, "/liveness-lab/live")["refresh_s"]
                 lag_allowed = PODS_REFRESH_S + 2 * refresh_s + 2
 
                 # The API reports the kill; the tab shows it within one pass of its data path.
@@ -142,7 +130,7 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                 kill_t = next(s for s in shown if any(abs(s - k) <= refresh_s for k in api_kills))
                 x, y = page.evaluate(
                     "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
-                    [round(kill_t - read(web_ui, "/liveness-lab/live")["started"], 1)])
+                    [round(kill_t - web_read(web_ui, "/liveness-lab/live")["started"], 1)])
                 box = page.get_by_role("img", name="blocking chart").bounding_box()
                 page.mouse.move(box["x"] + x, box["y"] + y)
                 page.get_by_text("failed liveness probe").first.wait_for(timeout=5000)
@@ -155,7 +143,7 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                 assert reactive["answered"] >= 0.8 * OFFERED, (blocking, reactive)
                 assert blocking["answered"] < 0.5 * reactive["answered"], (blocking, reactive)
                 # Over the whole swarm since the kill, not only now: blocking answered under half its offer.
-                series = next(v for v in read(web_ui, "/liveness-lab/live")["variants"] if v["name"] == "blocking")["series"]
+                series = next(v for v in web_read(web_ui, "/liveness-lab/live")["variants"] if v["name"] == "blocking")["series"]
                 since_kill = [r for t, r in zip(series["t"], series["rps"]) if t >= min(api_kills)]
                 assert since_kill and sum(since_kill) / len(since_kill) < 0.5 * OFFERED, since_kill
             finally:
@@ -163,4 +151,4 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                     page.screenshot(path=str(shot))
                 browser.close()
     finally:
-        post(web_ui, "/stop")
+        web_post(web_ui, "/stop")

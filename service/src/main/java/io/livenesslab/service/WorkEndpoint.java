@@ -139,7 +139,8 @@ class WorkEndpoint {
 			return request.queryParam(name).orElse(null);
 		}
 
-		private static String podName() {
+		/** The pod's name (HOSTNAME in a pod), else the host's. */
+		static String podName() {
 			String fromEnv = System.getenv("HOSTNAME");
 			if (fromEnv != null && !fromEnv.isBlank()) {
 				return fromEnv;

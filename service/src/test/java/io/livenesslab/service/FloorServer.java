@@ -1,6 +1,5 @@
 package io.livenesslab.service;
 
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,7 +37,7 @@ public final class FloorServer {
 
 	private final AtomicInteger inFlight = new AtomicInteger();
 
-	private final String pod = hostName();
+	private final String pod = WorkEndpoint.Work.podName();
 
 	FloorServer(long defaultMs, long capMs) {
 		this.defaultMs = defaultMs;
@@ -104,19 +103,6 @@ public final class FloorServer {
 	private static String first(Map<String, List<String>> query, String name) {
 		List<String> values = query.get(name);
 		return (values == null || values.isEmpty()) ? null : values.get(0);
-	}
-
-	private static String hostName() {
-		String fromEnv = System.getenv("HOSTNAME");
-		if (fromEnv != null && !fromEnv.isBlank()) {
-			return fromEnv;
-		}
-		try {
-			return InetAddress.getLocalHost().getHostName();
-		}
-		catch (Exception ex) {
-			return "unknown";
-		}
 	}
 
 }
