@@ -3,7 +3,7 @@
 recorded swarm start (12:13:50 UTC) is moved to when this Locust starts its first swarm plus
 LIVENESS_LAB_REPLAY_OFFSET_S (default 2), and each event and restart shows up when its moved time comes.
 The load is real (the service jar); only the pods and events are recorded. Never used against a cluster
-(test_live_tab_live.py checks the real one).
+(tests/e2e/test_6_live_tab.py checks the real one).
 
 Usage (from locust/): locust -f tests/replay_locustfile.py ...   (tests/test_live_view.py starts it)
 """
