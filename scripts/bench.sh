@@ -7,7 +7,7 @@
 # a JDK, builds vegeta with Go (scripts/lib/gobuild.sh), prepares the .venv and execs it with the same flags.
 #
 # Usage: scripts/bench.sh [--duration SECONDS] [--modes LIST] [--scenarios LIST] [--quick]
-#                         [--idle-connections N] [--soak MINUTES] [--baseline REF] [--service-args ARGS]
+#                         [--idle-connections N] [--soak MINUTES] [--baseline REF] [--service-args ARGS] [--no-floor]
 #        scripts/bench.sh --help     what each flag does and the exit codes
 # Exit codes: 0 measured, 3 usage or set-up error (locust/liveness_lab/exits.py).
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib

@@ -35,8 +35,6 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-ensure_locust_venv dev
 # The Pods and Live tabs are looked at in Debian's Chromium, driven by Playwright (never a downloaded browser).
 ensure_pkg chromium chromium
-cd "$LL_ROOT/locust"
-exec "$LL_VENV/bin/python" -m pytest tests/e2e -v ${LIVENESS_LAB_JUNIT:+--junitxml "$LIVENESS_LAB_JUNIT/pytest.xml"} ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}
+exec_pytest tests/e2e ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}

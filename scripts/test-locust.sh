@@ -37,9 +37,7 @@ main() {
   ensure_pkg chromium chromium
   # The web UI bundle with the Live tab: the local Locust of the tests serves it (locustfile.py).
   build_locust_webui
-  cd "$LL_ROOT/locust"
-  # With scripts/test.sh, also pytest's JUnit report, which the suite's count reads.
-  "$LL_VENV/bin/python" -m pytest -v ${LIVENESS_LAB_JUNIT:+--junitxml "$LIVENESS_LAB_JUNIT/pytest.xml"} "$@"
+  exec_pytest "$@"
 }
 
 main "$@"

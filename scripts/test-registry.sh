@@ -57,11 +57,8 @@ fi
 docker info >/dev/null 2>&1 || die "no Docker daemon answers" "start it (scripts/cluster-up.sh does, as root on Debian)"
 ensure_pkg curl curl # on the e2e's PATH (a test checks it is there)
 
-cd "$LL_ROOT/locust"
 if [ -n "$DOWN" ]; then
   # The standard library only: no venv needed to clean up.
-  exec "${LIVENESS_LAB_PYTHON:-python3}" tests/registry/registry_sim.py "$DOWN"
+  cd "$LL_ROOT/locust" && exec "${LIVENESS_LAB_PYTHON:-python3}" tests/registry/registry_sim.py "$DOWN"
 fi
-ensure_locust_venv dev
-exec "$LL_VENV/bin/python" -m pytest -v tests/registry ${LIVENESS_LAB_JUNIT:+--junitxml "$LIVENESS_LAB_JUNIT/pytest.xml"} \
-  ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}
+exec_pytest tests/registry ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}

@@ -56,6 +56,15 @@ exec_liveness_lab() {
   exec "$python" -m liveness_lab "$sub" "$@"
 }
 
+# exec_pytest ARG...: replaces this shell with pytest from the dev .venv (installed first), run from
+# locust/ (its pytest.ini); with LIVENESS_LAB_JUNIT=DIR (scripts/test.sh) pytest also writes
+# DIR/pytest.xml, which the suite's count reads.
+exec_pytest() {
+  ensure_locust_venv dev
+  cd "$LL_ROOT/locust" || die "no locust/ in $LL_ROOT"
+  exec "$LL_VENV/bin/python" -m pytest -v ${LIVENESS_LAB_JUNIT:+--junitxml "$LIVENESS_LAB_JUNIT/pytest.xml"} "$@"
+}
+
 # lock_locust_requirements [UV-OPTION...]: regenerates requirements.lock from requirements.txt, then
 # requirements-dev.lock from requirements-dev.txt within it, with the uv pinned in requirements-dev.txt.
 # uv resolves once for every platform (--universal) from LOCUST_PYTHON_MIN on, one version per package

@@ -113,36 +113,36 @@ def _undo(say, what: str, undo) -> None:
         say(f"teardown: {what} failed: {error}")
 
 
+def _our_process(options, say, name: str, start, started: str, label: str, kept_as: str = "{}"):
+    """A process of the simulation (START, pid file STATE/NAME.pid): started (STARTED said with where it
+    answers), then stopped at the end, or with --keep listed as kept (LABEL, KEPT_AS); a start that fails
+    stops what it may have left."""
+    try:
+        where = start()
+    except BaseException:
+        sim.stop_started(name)
+        raise
+    say(started.format(where))
+    yield where
+    if options.keep:
+        KEPT[label] = kept_as.format(where)
+    else:
+        _undo(say, f"stopping the {label}", lambda: sim.stop_started(name))
+
+
 @pytest.fixture(scope="session")
 def registry(options, say):
     """HOST:PORT of Debian's docker-registry, our own process on 127.0.0.1."""
-    try:
-        address = sim.start_registry()
-    except BaseException:
-        sim.stop_started("registry")
-        raise
-    say(f"docker-registry on {address}, storage {sim.SIM / 'registry' / 'storage'} (log: {sim.log_path('registry')})")
-    yield address
-    if options.keep:
-        KEPT["registry"] = f"{address} (dockerd's mirror)"
-    else:
-        _undo(say, "stopping the registry", lambda: sim.stop_started("registry"))
+    yield from _our_process(options, say, "registry", sim.start_registry,
+                            f"docker-registry on {{}}, storage {sim.SIM / 'registry' / 'storage'} (log: {sim.log_path('registry')})",
+                            "registry", "{} (dockerd's mirror)")
 
 
 @pytest.fixture(scope="session")
 def file_server(options, say):
     """URL of the file server holding kind, helm and kubectl as their official downloads."""
-    try:
-        url = sim.start_file_server()
-    except BaseException:
-        sim.stop_started("files")
-        raise
-    say(f"serving {sim.FILES} on {url} (log: {sim.log_path('files')})")
-    yield url
-    if options.keep:
-        KEPT["file server"] = url
-    else:
-        _undo(say, "stopping the file server", lambda: sim.stop_started("files"))
+    yield from _our_process(options, say, "files", sim.start_file_server,
+                            f"serving {sim.FILES} on {{}} (log: {sim.log_path('files')})", "file server")
 
 
 @pytest.fixture(scope="session")
