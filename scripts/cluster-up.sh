@@ -24,7 +24,7 @@
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/airgap.sh"; . "$LL_LIB/cluster.sh"; . "$LL_LIB/venv.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/docker.sh"; . "$LL_LIB/airgap.sh"; . "$LL_LIB/cluster.sh"; . "$LL_LIB/venv.sh"
 use_tools_bin
 
 KIND_NODE_IMAGE=${LIVENESS_LAB_NODE_IMAGE:-$KIND_NODE_IMAGE}

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The kind cluster and the chart: registry check, derived kind config, create-or-reuse, image loading,
-# helm release. Source after common.sh and tools.sh.
+# helm release. Source after common.sh, tools.sh and docker.sh.
 #
 # Environment it reads (with defaults):
 #   LIVENESS_LAB_HELM_TIMEOUT=10m   how long helm waits for every pod to be Ready

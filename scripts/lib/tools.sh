@@ -1,7 +1,7 @@
 # shellcheck shell=bash source-path=SCRIPTDIR
-# The tools liveness-lab needs, each found or fetched with one line saying where from: Docker (started
-# here if need be), kind, helm and kubectl, and the chart suite's helm-unittest, helm-docs and ct. A tool on PATH is used when it is compatible (the rule is in
-# tool_compatible); otherwise the pinned version comes from the version-keyed cache under $LL_CACHE,
+# The tools liveness-lab needs, each found or fetched with one line saying where from: kind, helm and
+# kubectl, and the chart suite's helm-unittest, helm-docs and ct (Docker: docker.sh). A tool on PATH is
+# used when it is compatible (the rule is in tool_compatible); otherwise the pinned version comes from the version-keyed cache under $LL_CACHE,
 # else from its official release download (checked against its published SHA-256), else, where no
 # download site answers (the no-registry path), it is built with Go. The chosen binaries are linked
 # into the git-ignored $LL_TOOLS/bin, which use_tools_bin puts first on PATH.
@@ -9,7 +9,6 @@
 # a script that runs the tools calls use_tools_bin first.
 #
 # Environment it reads (with defaults):
-#   LIVENESS_LAB_DOCKERD_WAIT=60        seconds to wait for a dockerd started here to answer
 #   LIVENESS_LAB_DOWNLOAD_MIRROR=       fetch https://HOST/PATH from MIRROR/HOST/PATH instead (tests, proxies)
 
 # shellcheck source=gobuild.sh
@@ -25,8 +24,6 @@ use_tools_bin() {
   case ":$PATH:" in *":$LL_TOOLS/bin:"*) ;; *) PATH="$LL_TOOLS/bin:$PATH" ;; esac
   export PATH
 }
-
-LL_RUNC_WRAPPER=/usr/local/libexec/liveness-lab/runc
 
 # tool_version NAME BINARY: the version BINARY reports (v1.2.3), or nothing.
 tool_version() {
@@ -311,99 +308,4 @@ print_tool() {
   mine=$(resolve_link "$mine")
   theirs=$(PATH=$LL_USER_PATH command -v "$1" 2>/dev/null || true)
   if [ -n "$theirs" ] && [ "$(resolve_link "$theirs")" = "$mine" ]; then echo "$1"; else echo "$LL_TOOLS/bin/$1"; fi
-}
-
-
-# docker_is_local: the Docker daemon runs on this machine's own kernel (Docker Engine on Linux, or no
-# daemon yet, which this script would start here), so this machine's /proc and /sys describe it. Docker
-# Desktop (macOS, Windows, Linux) runs it in a VM: only `docker info` tells about that machine.
-docker_is_local() {
-  local info
-  [ "$(uname -s)" = Linux ] || return 1
-  info=$(docker info --format '{{.OperatingSystem}}|{{.KernelVersion}}' 2>/dev/null) || return 0
-  case $info in *"Docker Desktop"*) return 1 ;; esac
-  [ "${info##*|}" = "$(uname -r)" ]
-}
-
-# host_has_cap_sys_resource: the Docker machine keeps CAP_SYS_RESOURCE (bit 24) in its capability
-# bounding set. Without it 'docker run --privileged' fails ("unable to apply caps") and so does every
-# pod sandbox. Only a daemon on this kernel can lack it here; Docker's own VMs have it.
-host_has_cap_sys_resource() {
-  local bnd
-  docker_is_local || return 0
-  bnd=$(awk '/^CapBnd:/ {print $2}' /proc/self/status)
-  [ -n "$bnd" ] && (((16#$bnd >> 24) & 1))
-}
-
-# host_on_cgroup_v1: the Docker machine has no unified cgroup hierarchy (kubelet >= 1.35 refuses v1
-# unless told otherwise). Asked of the daemon; before one runs, of this Linux machine.
-host_on_cgroup_v1() {
-  local version
-  version=$(docker info --format '{{.CgroupVersion}}' 2>/dev/null || true)
-  if [ -n "$version" ]; then
-    [ "$version" = 1 ]
-  else
-    [ "$(uname -s)" = Linux ] && [ ! -e /sys/fs/cgroup/cgroup.controllers ]
-  fi
-}
-
-# docker_resources: "CPUS MEMORY-MIB" of the machine Docker runs on.
-docker_resources() {
-  local info
-  info=$(docker info --format '{{.NCPU}} {{.MemTotal}}' 2>/dev/null) || return 1
-  echo "$info" | awk '{printf "%d %d\n", $1, $2 / 1048576}'
-}
-
-# install_runc_wrapper: Docker's default runtime becomes a runc wrapper that drops CAP_SYS_RESOURCE
-# and keeps oom_score_adj within reach (see scripts/libexec/runc-wrapper.sh).
-install_runc_wrapper() {
-  ensure_pkg python3 python3
-  ensure_pkg jq jq # the wrapper's own edit of each container's OCI spec
-  mkdir -p "$(dirname "$LL_RUNC_WRAPPER")"
-  install -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
-  python3 "$LL_ROOT/scripts/libexec/json_edits.py" docker-runtime /etc/docker/daemon.json "$LL_RUNC_WRAPPER"
-  log "runc wrapper: this host lacks CAP_SYS_RESOURCE, so Docker's default runtime is $LL_RUNC_WRAPPER"
-}
-
-# start_dockerd: dockerd in the background (for machines without systemd), log in $LL_LOGS.
-start_dockerd() {
-  local waited=0 limit=${LIVENESS_LAB_DOCKERD_WAIT:-60}
-  mkdir -p "$LL_LOGS"
-  log "starting dockerd (log: $LL_LOGS/dockerd.log)"
-  # setsid: the daemon outlives this script and a Ctrl-C in its terminal.
-  setsid /usr/sbin/dockerd >>"$LL_LOGS/dockerd.log" 2>&1 </dev/null & # portable: Debian as root only (ensure_docker)
-  until docker info >/dev/null 2>&1; do
-    sleep 1
-    waited=$((waited + 1))
-    [ "$waited" -lt "$limit" ] || die "dockerd did not answer within ${limit}s" "read $LL_LOGS/dockerd.log"
-  done
-}
-
-# ensure_docker: a Docker daemon that answers; as root on Debian, installs docker.io and starts it.
-ensure_docker() {
-  local runtime
-  if docker info >/dev/null 2>&1; then
-    runtime=$(docker info --format '{{.DefaultRuntime}}' 2>/dev/null)
-    log "docker: daemon answers (server $(docker version --format '{{.Server.Version}}' 2>/dev/null), runtime $runtime)"
-    if ! host_has_cap_sys_resource && [ "$runtime" != liveness-lab-runc ]; then
-      warn "this host lacks CAP_SYS_RESOURCE and Docker's default runtime is '$runtime': kind's node will fail to start."
-      warn "fix: stop dockerd, run this script again as root (it sets up the runc wrapper and starts dockerd)"
-    fi
-    return 0
-  fi
-  if [ "$(uname -s)" = Darwin ]; then
-    command -v docker >/dev/null 2>&1 || die "no docker command" "install Docker Desktop (https://docs.docker.com/desktop/), start it, then run this again"
-    die "no Docker daemon answers" "start Docker Desktop (open -a Docker) and wait until it says it is running, then run this again"
-  fi
-  is_root_debian || die "no Docker daemon answers" \
-    "install Docker (https://docs.docker.com/engine/install/) and start it, then run this again"
-  if [ ! -x /usr/sbin/dockerd ]; then
-    log "docker: installing Debian's docker.io"
-    apt_install docker.io || die "could not install docker.io" "apt-get install docker.io"
-  fi
-  command -v docker >/dev/null || die "docker CLI missing after installing docker.io" "apt-get install docker.io"
-  host_has_cap_sys_resource || install_runc_wrapper
-  pgrep -x dockerd >/dev/null && die "a dockerd is running but does not answer" "read $LL_LOGS/dockerd.log or stop it"
-  start_dockerd
-  log "docker: started dockerd (server $(docker version --format '{{.Server.Version}}'))"
 }

@@ -2,7 +2,7 @@
 """The two JSON files the no-registry path edits (root on Debian), with the standard library only.
 
 Usage: scripts/libexec/json_edits.py docker-runtime DAEMON_JSON WRAPPER
-         Docker's default runtime becomes WRAPPER, as runtime "liveness-lab-runc" (scripts/lib/tools.sh,
+         Docker's default runtime becomes WRAPPER, as runtime "liveness-lab-runc" (scripts/lib/docker.sh,
          install_runc_wrapper); the file's other settings stay. A missing or empty file counts as {}.
        scripts/libexec/json_edits.py cri-base < `ctr oci spec` > cri-base.json
          containerd's base OCI spec for the kind node (scripts/lib/airgap.sh): kind's createContainer hook

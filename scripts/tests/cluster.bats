@@ -13,6 +13,8 @@ setup() {
   . "$ROOT/scripts/lib/common.sh"
   # shellcheck source=../lib/tools.sh
   . "$ROOT/scripts/lib/tools.sh"
+  # shellcheck source=../lib/docker.sh
+  . "$ROOT/scripts/lib/docker.sh"
   # shellcheck source=../lib/cluster.sh
   . "$ROOT/scripts/lib/cluster.sh"
   export LL_CACHE=$BATS_TEST_TMPDIR/cache LL_LOGS=$BATS_TEST_TMPDIR/logs LL_TOOLS=$BATS_TEST_TMPDIR/clone/.tools

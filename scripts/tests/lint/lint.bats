@@ -10,7 +10,7 @@ setup_file() { :; } # not in the macOS userland: shellcheck and the checks run a
 # tools (and bash >= 4). airgap.sh, gobuild.sh and libexec/runc-wrapper.sh run only on the no-registry path
 # (root on Debian); the test scripts and bench.sh are Linux-only and say so.
 PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh scripts/lab.sh scripts/build-service-image.sh
-  scripts/build-locust-image.sh scripts/lib/common.sh scripts/lib/tools.sh scripts/lib/cluster.sh
+  scripts/build-locust-image.sh scripts/lib/common.sh scripts/lib/tools.sh scripts/lib/docker.sh scripts/lib/cluster.sh
   scripts/lib/venv.sh scripts/lib/webui.sh scripts/build-webui.sh)
 # GNU-only: coreutils timeout, nproc, date's %N, readlink -f, stat -c, sha256sum, install -D, cp --parents,
 # base64 -w, sort -V; grep -P; sed -i without a suffix, sed's \n in a replacement and `p}` without `;`;
