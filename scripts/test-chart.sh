@@ -59,7 +59,7 @@ ensure_ct_python() {
   PATH=$venv/bin:$PATH
 }
 
-# helm_unittest ARGS...: helm-unittest as the Helm plugin it is, from its cache folder (tools.sh), so the
+# helm_unittest ARGS...: helm-unittest as the Helm plugin it is, from its cache folder (tools.py), so the
 # user's own Helm plugins are neither used nor changed.
 helm_unittest() {
   HELM_PLUGINS=$(dirname "$(resolve_link "$LL_TOOLS/bin/helm-unittest")")/../plugins helm unittest "$@"

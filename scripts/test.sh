@@ -9,7 +9,8 @@
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/tests/test_docs.py)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
-#     cluster  cluster-up plans and argument errors, tools, kind-config.yaml, no cluster (bats: scripts/tests/*.bats)
+#     cluster  cluster-up plans and argument errors, kind-config.yaml, no cluster (bats: scripts/tests/*.bats), and
+#              where the tools come from (pytest: scripts/tests/test_tools.py)
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
 #              locust/tests/e2e, run by scripts/test-e2e.sh)
@@ -45,8 +46,17 @@ suite_lint() {
   bats_suite "$LL_ROOT/scripts/tests/lint"
 }
 
-# suite_cluster: the bats files of scripts/tests/ (the cluster scripts and the libraries they source, no cluster).
-suite_cluster() { bats_suite "$LL_ROOT/scripts/tests"; }
+# suite_cluster: the bats files of scripts/tests/ (the cluster scripts and the libraries they source, no
+# cluster), then scripts/tests/test_tools.py (pytest: where the tools come from, scripts/libexec/tools.py).
+suite_cluster() {
+  local rc=0
+  bats_suite "$LL_ROOT/scripts/tests" || rc=$?
+  # shellcheck source=lib/venv.sh
+  . "$LL_LIB/venv.sh"
+  ensure_locust_venv dev
+  "$LL_VENV/bin/python" -m pytest -v -p no:cacheprovider --junitxml "$LIVENESS_LAB_JUNIT/pytest-tools.xml" "$LL_ROOT/scripts/tests/test_tools.py" || rc=$?
+  return "$rc"
+}
 
 suite_docs() {
   # shellcheck source=lib/tools.sh

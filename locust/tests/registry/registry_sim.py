@@ -511,7 +511,7 @@ def pinned_version(name: str) -> str:
 
 def download_paths(name: str) -> tuple[str, str]:
     """The official download (https://HOST/PATH, as HOST/PATH) of NAME and of its checksum file, written
-    here from the projects' release pages, not from scripts/lib/tools.sh (which is under test)."""
+    here from the projects' release pages, not from scripts/libexec/tools.py (which is under test)."""
     os_, arch = ll_os(), ll_arch()
     if name == "kind":
         path = f"github.com/kubernetes-sigs/kind/releases/download/{V['KIND_VERSION']}/kind-{os_}-{arch}"
