@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where liveness-lab's tools come from: kind, helm and kubectl (cluster-up), helm-unittest, helm-docs and
-ct (the chart suite). A tool on PATH is used when it is compatible (the rule: compatible() below);
+ct (the chart suite). A tool on PATH is used when it is compatible (the rule: compatible() here);
 otherwise the pinned version (scripts/versions.env) comes from the version-keyed cache under $LL_CACHE,
 else from its official release download, checked against its published SHA-256, else, where no download
 site answers (the no-registry path), it is built with Go by scripts/lib/tools.sh (the builds are shell:
@@ -446,7 +446,7 @@ def print_tool(env: Env, name: str) -> str:
 
 
 def main(argv: list) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/libexec/tools.py", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="scripts/libexec/tools.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["source", "describe", "ensure", "built", "print"])
     parser.add_argument("name", choices=TOOLS)
