@@ -9,7 +9,8 @@
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/tests/test_docs.py)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
-#     cluster  cluster-up plans and argument errors, tools, kind-config.yaml, no cluster (bats: scripts/tests/*.bats)
+#     cluster  cluster-up plans and argument errors, tools, kind-config.yaml, no cluster (bats: scripts/tests/*.bats),
+#              the runc wrapper (pytest: scripts/tests/test_runc_wrapper.py)
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
 #              locust/tests/e2e, run by scripts/test-e2e.sh)
@@ -45,8 +46,16 @@ suite_lint() {
   bats_suite "$LL_ROOT/scripts/tests/lint"
 }
 
-# suite_cluster: the bats files of scripts/tests/ (the cluster scripts and the libraries they source, no cluster).
-suite_cluster() { bats_suite "$LL_ROOT/scripts/tests"; }
+# suite_cluster: the bats files of scripts/tests/ (the cluster scripts and the libraries they source, no
+# cluster), then the pytest files of the helpers in scripts/libexec/ those scripts install or run.
+suite_cluster() {
+  local rc=0
+  bats_suite "$LL_ROOT/scripts/tests" || rc=$?
+  python3 -c 'import pytest' 2>/dev/null || apt_install python3-pytest || die "could not install pytest" "apt-get install python3-pytest"
+  python3 -m pytest -v -p no:cacheprovider --junitxml "$LIVENESS_LAB_JUNIT/pytest.xml" \
+    "$LL_ROOT/scripts/tests/test_runc_wrapper.py" || rc=$?
+  return "$rc"
+}
 
 suite_docs() {
   # shellcheck source=lib/tools.sh

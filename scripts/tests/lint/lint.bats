@@ -7,7 +7,7 @@ load ../test_helper
 setup_file() { :; } # not in the macOS userland: shellcheck and the checks run as they are
 
 # The scripts a user runs on a laptop, and the libraries they source: they must work with macOS's BSD
-# tools (and bash >= 4). airgap.sh, gobuild.sh and libexec/runc-wrapper.sh run only on the no-registry path
+# tools (and bash >= 4). airgap.sh and gobuild.sh run only on the no-registry path
 # (root on Debian); the test scripts and bench.sh are Linux-only and say so.
 PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh scripts/lab.sh scripts/build-service-image.sh
   scripts/build-locust-image.sh scripts/lib/common.sh scripts/lib/tools.sh scripts/lib/cluster.sh
