@@ -10,7 +10,7 @@
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, tools, kind-config.yaml, no cluster (bats: scripts/tests/*.bats),
-#              the runc wrapper (pytest: scripts/tests/test_runc_wrapper.py)
+#              the runc wrapper and the macOS userland (pytest: scripts/tests/test_runc_wrapper.py, test_macos_userland.py)
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
 #              locust/tests/e2e, run by scripts/test-e2e.sh)
@@ -53,7 +53,7 @@ suite_cluster() {
   bats_suite "$LL_ROOT/scripts/tests" || rc=$?
   python3 -c 'import pytest' 2>/dev/null || apt_install python3-pytest || die "could not install pytest" "apt-get install python3-pytest"
   python3 -m pytest -v -p no:cacheprovider --junitxml "$LIVENESS_LAB_JUNIT/pytest.xml" \
-    "$LL_ROOT/scripts/tests/test_runc_wrapper.py" || rc=$?
+    "$LL_ROOT/scripts/tests/test_runc_wrapper.py" "$LL_ROOT/scripts/tests/test_macos_userland.py" || rc=$?
   return "$rc"
 }
 
