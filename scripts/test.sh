@@ -10,7 +10,8 @@
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, kind-config.yaml, no cluster (bats: scripts/tests/*.bats), and
-#              where the tools come from (pytest: scripts/tests/test_tools.py)
+#              the helpers in Python those scripts run (pytest: scripts/tests/test_tools.py, where the tools
+#              come from; test_runc_wrapper.py; test_macos_userland.py)
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
 #              locust/tests/e2e, run by scripts/test-e2e.sh)
@@ -47,14 +48,15 @@ suite_lint() {
 }
 
 # suite_cluster: the bats files of scripts/tests/ (the cluster scripts and the libraries they source, no
-# cluster), then scripts/tests/test_tools.py (pytest: where the tools come from, scripts/libexec/tools.py).
+# cluster), then the pytest files of the helpers in scripts/libexec/ that those scripts run.
 suite_cluster() {
   local rc=0
   bats_suite "$LL_ROOT/scripts/tests" || rc=$?
   # shellcheck source=lib/venv.sh
   . "$LL_LIB/venv.sh"
   ensure_locust_venv dev
-  "$LL_VENV/bin/python" -m pytest -v -p no:cacheprovider --junitxml "$LIVENESS_LAB_JUNIT/pytest-tools.xml" "$LL_ROOT/scripts/tests/test_tools.py" || rc=$?
+  "$LL_VENV/bin/python" -m pytest -v -p no:cacheprovider --junitxml "$LIVENESS_LAB_JUNIT/pytest.xml" \
+    "$LL_ROOT"/scripts/tests/test_{tools,runc_wrapper,macos_userland}.py || rc=$?
   return "$rc"
 }
 

@@ -11,10 +11,13 @@
 #   LIVENESS_LAB_DEBIAN_MIRROR=<from the host's apt sources>   Debian mirror for debootstrap
 #   LIVENESS_LAB_CA_DIR=/usr/local/share/ca-certificates       CAs this machine added, trusted by the base images
 
-# Packages of kind's node image (kind's images/base/Dockerfile, less rootless/NFS/iSCSI extras),
-# plus Debian's runc (kind builds its own) and dbus for systemd.
+# Packages of kind's node image (kind's images/base/Dockerfile, less rootless/NFS/iSCSI extras; its jq
+# is for kind's createContainer hook, /kind/bin/mount-product-files.sh), plus Debian's runc (kind builds
+# its own), dbus for systemd, and /usr/bin/python3 with json for the runc wrapper (python3-minimal alone
+# has no json: libpython3-stdlib has it).
 LL_NODE_PACKAGES=systemd,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod
 LL_NODE_PACKAGES+=,libseccomp2,pigz,e2fsprogs,bash,ca-certificates,curl,jq,procps,runc
+LL_NODE_PACKAGES+=,python3-minimal,libpython3-stdlib
 LL_JRE_PACKAGES=openjdk-25-jre-headless,ca-certificates
 # The build stage of service/Dockerfile: javac for the Maven wrapper and Maven (no curl needed: the
 # wrapper downloads Maven with Java where neither curl nor wget is there).
@@ -35,7 +38,7 @@ recipe_hash() { printf '%s\n' "$LOCAL_BASE_SUITE" "$@" | sha256sum | cut -c1-12;
 node_recipe() {
   recipe_hash node "$LL_NODE_PACKAGES" "$KIND_VERSION" "$KUBERNETES_VERSION" "$ETCD_VERSION" \
     "$COREDNS_VERSION" "$CONTAINERD_VERSION" "$CRICTL_VERSION" "$CNI_PLUGINS_VERSION" \
-    "$(cat "$LL_ROOT/scripts/lib/airgap.sh" "$LL_ROOT/scripts/lib/gobuild.sh" "$LL_ROOT/scripts/libexec/runc-wrapper.sh")"
+    "$(cat "$LL_ROOT/scripts/lib/airgap.sh" "$LL_ROOT/scripts/lib/gobuild.sh" "$LL_ROOT/scripts/libexec/runc_wrapper.py")"
 }
 
 # image_current IMAGE RECIPE: the image exists and was built from RECIPE.
@@ -262,7 +265,7 @@ assemble_node_tree() {
   install -m 0755 "$LL_CACHE/containerd-$CONTAINERD_VERSION/bin/"* "$LL_CACHE/crictl-$CRICTL_VERSION/bin/crictl" \
     "$dir/usr/local/bin/"
   install -m 0755 "$LL_CACHE/cni-plugins-$CNI_PLUGINS_VERSION/bin/"* "$dir/opt/cni/bin/"
-  install -D -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$dir/usr/local/sbin/runc"
+  install -D -m 0755 "$LL_ROOT/scripts/libexec/runc_wrapper.py" "$dir/usr/local/sbin/runc"
   "$dir/usr/local/bin/ctr" oci spec | python3 "$LL_ROOT/scripts/libexec/json_edits.py" cri-base >"$dir/etc/containerd/cri-base.json"
   cni_conflist >"$dir/etc/cni/net.d/10-liveness-lab.conflist"
   # kind applies default-cni.yaml unless the config disables it (ours does); without

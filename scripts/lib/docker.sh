@@ -49,12 +49,11 @@ docker_resources() {
 }
 
 # install_runc_wrapper: Docker's default runtime becomes a runc wrapper that drops CAP_SYS_RESOURCE
-# and keeps oom_score_adj within reach (see scripts/libexec/runc-wrapper.sh).
+# and keeps oom_score_adj within reach (see scripts/libexec/runc_wrapper.py).
 install_runc_wrapper() {
-  ensure_pkg python3 python3
-  ensure_pkg jq jq # the wrapper's own edit of each container's OCI spec
+  [ -x /usr/bin/python3 ] || apt_install python3 || die "could not install python3 (the runc wrapper runs /usr/bin/python3)" "apt-get install python3"
   mkdir -p "$(dirname "$LL_RUNC_WRAPPER")"
-  install -m 0755 "$LL_ROOT/scripts/libexec/runc-wrapper.sh" "$LL_RUNC_WRAPPER"
+  install -m 0755 "$LL_ROOT/scripts/libexec/runc_wrapper.py" "$LL_RUNC_WRAPPER"
   python3 "$LL_ROOT/scripts/libexec/json_edits.py" docker-runtime /etc/docker/daemon.json "$LL_RUNC_WRAPPER"
   log "runc wrapper: this host lacks CAP_SYS_RESOURCE, so Docker's default runtime is $LL_RUNC_WRAPPER"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# What the scripts meet on a user's Mac: the macOS userland the other files run in
-# (scripts/libexec/macos-userland.sh) is what it claims, the files Finder leaves in a clone change no
-# image's source hash (ll_sources_hash, scripts/lib/common.sh), and no two paths differ only in case.
+# What the scripts meet in a user's clone on a Mac: the files Finder leaves in it change no image's source
+# hash (ll_sources_hash, scripts/lib/common.sh), and no two paths differ only in case. The macOS userland
+# these files run in (scripts/libexec/macos_userland.py) is tested by scripts/tests/test_macos_userland.py.
 
 load test_helper
 
@@ -12,26 +12,6 @@ setup() {
 
 teardown() {
   rm -f "$ROOT/locust/.DS_Store" "$ROOT/service/src/._Main.java"
-}
-
-@test "awk is BWK awk, which refuses the '[=' GNU awk takes" {
-  run awk -version
-  assert_output --partial "awk version"
-  run awk 'BEGIN { x = "a[b"; sub(/[[=].*/, "", x) }'
-  assert_failure
-}
-
-@test "no GNU timeout, sha256sum or nproc on PATH" {
-  run command -v timeout sha256sum nproc
-  assert_failure
-  assert_output ""
-}
-
-@test "date is BSD date: -r SECONDS, no -d" {
-  run date -u -r 86400 +%Y-%m-%d
-  assert_output 1970-01-02
-  run date -d @0
-  assert_failure
 }
 
 # Else every cluster-up on a Mac would rebuild, reload and restart every pod.

@@ -15,16 +15,15 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # use_macos_userland: from here on (called in setup_file, the default one below: the PATH it exports holds
 # for every test of the file) commands are macOS's as far as Debian can imitate them: BWK awk, BSD date, sed -i, wc and
-# paste, no timeout, nproc or sha256sum (scripts/libexec/macos-userland.sh), because the scripts under
+# paste, no timeout, nproc or sha256sum (scripts/libexec/macos_userland.py), because the scripts under
 # test are the ones users run on their Macs.
 use_macos_userland() {
-  # shellcheck source=../libexec/macos-userland.sh
-  . "$ROOT/scripts/libexec/macos-userland.sh"
   # Made once per bats run (the folders of links to PATH's other commands take seconds).
   local dir=$BATS_RUN_TMPDIR/macos
   if [ ! -e "$dir/path" ]; then
-    make_userland "$dir/bin"
-    echo "$dir/bin:$(path_without_gnu_only "$PATH" "$dir/farm")" >"$dir/path"
+    mkdir -p "$dir"
+    python3 "$ROOT/scripts/libexec/macos_userland.py" "$dir/bin" "$PATH" "$dir/farm" >"$dir/path.new"
+    mv "$dir/path.new" "$dir/path"
   fi
   PATH=$(cat "$dir/path")
   export PATH

@@ -776,14 +776,15 @@ def without_dev_tools(orig_path: str) -> str:
 
 
 def macos_path(path: str) -> tuple[str, list[str]]:
-    """A Mac's userland where Debian can imitate it (scripts/libexec/macos-userland.sh): its folder first
-    (BWK awk as awk, BSD date, sed -i, wc and paste), then PATH without GNU's timeout, nproc, sha256sum...
+    """A Mac's userland where Debian can imitate it (scripts/libexec/macos_userland.py): its folder first
+    (BWK awk as awk, BSD date, sed -i, wc and paste...), then PATH without GNU's timeout, nproc, sha256sum...
     that a Mac lacks. The new PATH and the tools left out (MACOS_MISSING)."""
-    out = bash_lib("macos-userland", '. scripts/libexec/macos-userland.sh; ensure_pkg original-awk original-awk; '
-                   'make_userland "$1"; path_without_gnu_only "$2" "$3"; echo "${MACOS_MISSING[*]}"',
-                   str(SIM / "path" / "macos"), path, str(SIM / "path" / "gnu-less"), libs="")
-    lines = out.strip().splitlines()
-    return f"{SIM / 'path' / 'macos'}:{lines[-2]}", lines[-1].split()
+    bash_lib("macos-userland-awk", "ensure_pkg original-awk original-awk", libs="")
+    userland = REPO / "scripts" / "libexec" / "macos_userland.py"
+    out = run_logged("macos-userland", [sys.executable, str(userland), str(SIM / "path" / "macos"), path,
+                                        str(SIM / "path" / "gnu-less")], cwd=REPO)
+    missing = run_logged("macos-userland-missing", [sys.executable, str(userland), "--missing"], cwd=REPO)
+    return out.strip().splitlines()[-1], missing.split()
 
 
 def inner_env(path: str, files_url: str, node_ref: str) -> dict:

@@ -43,7 +43,7 @@ def test_inner_path_without_dev_tools(inner_path):
 def test_inner_path_is_macos_userland(inner_path, say):
     """BWK awk as awk, and none of the GNU tools a Mac lacks (timeout, nproc, sha256sum...)."""
     assert shutil.which("awk", path=inner_path.path) == str(sim.SIM / "path" / "macos" / "awk"), "awk is not BWK's"
-    assert inner_path.macos_missing, "macos-userland.sh named no missing tool"
+    assert inner_path.macos_missing, "macos_userland.py named no missing tool"
     present = [tool for tool in inner_path.macos_missing if shutil.which(tool, path=inner_path.path)]
     assert not present, f"not on a Mac, still on the PATH: {present}"
     awk = subprocess.run(["awk", "-version"], capture_output=True, text=True, env={"PATH": inner_path.path})

@@ -7,7 +7,7 @@ load ../test_helper
 setup_file() { :; } # not in the macOS userland: shellcheck and the checks run as they are
 
 # The scripts a user runs on a laptop, and the libraries they source: they must work with macOS's BSD
-# tools (and bash >= 4). airgap.sh, gobuild.sh and libexec/runc-wrapper.sh run only on the no-registry path
+# tools (and bash >= 4). airgap.sh and gobuild.sh run only on the no-registry path
 # (root on Debian); the test scripts and bench.sh are Linux-only and say so.
 PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh scripts/lab.sh scripts/build-service-image.sh
   scripts/build-locust-image.sh scripts/lib/common.sh scripts/lib/tools.sh scripts/lib/docker.sh scripts/lib/cluster.sh
@@ -17,7 +17,7 @@ PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh 
 # xargs -r; find -printf; date -d; and the GNU tools a Mac lacks altogether (tac, shuf, numfmt, truncate,
 # stdbuf, setsid, flock, getent, md5sum...). A line that needs one behind a check says so with a
 # `# portable:` comment. The suites that run these scripts do so in macOS's userland as far as Debian can
-# imitate it (scripts/libexec/macos-userland.sh), which catches what a pattern cannot.
+# imitate it (scripts/libexec/macos_userland.py), which catches what a pattern cannot.
 GNU_ONLY='(^|[^[:alnum:]_.-])(timeout [0-9$]|nproc|date [^|;]*%N|date [^|;]*(-d |--date)|readlink -f|stat -c|sha256sum|sha1sum|sha512sum|md5sum|install -D|cp --parents|base64 -w|sort -V|grep -[[:alpha:]]*P|sed -i|sed [^|;]*\\n|sed [^|]*[;{][pd]}|xargs -r|find [^|;]*-printf|(tac|shuf|numfmt|truncate|stdbuf|setsid|flock|getent)( |$))'
 
 # gnu_only_lines FILE...: the lines of FILEs that use a GNU-only construct.

@@ -1,0 +1,128 @@
+"""scripts/libexec/macos_userland.py, the macOS userland the cluster suite's bats files and the registry
+suite's e2e run in, is what its header claims: BWK awk, BSD date's -r and no -d or %N, BSD sed's -i
+SUFFIX, BSD wc's columns, BSD paste's file operand, the GNU-only options refused, the GNU-only tools off
+PATH. (The scripts run in it are tested by the .bats files; scripts/tests/macos.bats adds what a Mac's
+clone brings.)
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+USERLAND = Path(__file__).resolve().parents[1] / "libexec" / "macos_userland.py"
+
+
+def generate(*args: str, env: dict = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(USERLAND), *args], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory):
+    """The userland's PATH: its folder, then this PATH without the GNU-only tools."""
+    if not shutil.which("original-awk"):
+        pytest.fail("original-awk is missing: apt-get install original-awk (scripts/test.sh cluster installs it)")
+    tmp = tmp_path_factory.mktemp("macos")
+    done = generate(str(tmp / "bin"), os.environ["PATH"], str(tmp / "farm"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{tmp / 'bin'}:"), done.stdout
+    return lines[0]
+
+
+def sh(path: str, script: str, cwd=None) -> subprocess.CompletedProcess:
+    """SCRIPT in bash on the userland's PATH."""
+    return subprocess.run(["/bin/bash", "-c", script], capture_output=True, text=True, cwd=cwd, timeout=60,
+                          env=dict(os.environ, PATH=path, LC_ALL="C"))
+
+
+def test_awk_is_bwk_awk_which_refuses_what_gnu_awk_takes(path):
+    assert "awk version" in sh(path, "awk -version").stdout
+    assert sh(path, """awk 'BEGIN { x = "a[b"; sub(/[[=].*/, "", x) }'""").returncode != 0
+    assert sh(path, "echo 'a b' | awk '{ print $2 }'").stdout == "b\n"
+
+
+def test_the_gnu_only_tools_are_off_path_and_the_rest_of_their_folders_on_it(path):
+    missing = generate("--missing").stdout.split()
+    assert {"timeout", "nproc", "sha256sum", "tac", "flock", "setsid"} <= set(missing)
+    assert [tool for tool in missing if shutil.which(tool, path=path)] == []
+    for tool in ("ls", "cat", "bash", "python3", "head"):
+        assert shutil.which(tool, path=path), f"{tool} went with the GNU-only tools"
+    assert sh(path, "ls / | head -n 1").returncode == 0
+
+
+def test_date_takes_r_seconds_and_refuses_d(path):
+    assert sh(path, "date -u -r 86400 +%Y-%m-%d").stdout == "1970-01-02\n"
+    for args in ("-d @0", "--date=@0", "-d@0"):
+        done = sh(path, f"date {args}")
+        assert done.returncode == 1 and "illegal option" in done.stderr, args
+    assert sh(path, "date --utc").returncode == 1
+
+
+def test_date_prints_n_for_nanoseconds_and_r_file_is_a_files_time(path, tmp_path):
+    assert sh(path, "date -u -r 0 +%S.%N").stdout == "00.N\n"
+    (tmp_path / "f").touch()
+    os.utime(tmp_path / "f", (172800, 172800))
+    assert sh(path, f"date -u -r {tmp_path / 'f'} +%Y-%m-%d").stdout == "1970-01-03\n"
+
+
+def test_sed_i_takes_the_next_argument_as_the_backup_suffix(path, tmp_path):
+    f = tmp_path / "f"
+    f.write_text("a\n")
+    assert sh(path, "sed -i 's/a/b/' f", cwd=tmp_path).returncode != 0, "GNU's sed -i form worked"
+    assert f.read_text() == "a\n"
+    assert sh(path, "sed -i '' 's/a/b/' f", cwd=tmp_path).returncode == 0
+    assert f.read_text() == "b\n" and sorted(os.listdir(tmp_path)) == ["f"]
+    assert sh(path, "sed -i .bak 's/b/c/' f", cwd=tmp_path).returncode == 0
+    assert (f.read_text(), (tmp_path / "f.bak").read_text()) == ("c\n", "b\n")
+    assert sh(path, "sed --in-place 's/c/d/' f", cwd=tmp_path).returncode == 1
+    assert sh(path, "sed -i").returncode == 1
+
+
+def test_wc_right_aligns_counts_in_8_columns(path, tmp_path):
+    assert sh(path, "printf 'a\\nb\\nc\\n' | wc -l").stdout == "       3\n"
+    (tmp_path / "f").write_text("one two\n")
+    assert sh(path, "wc f", cwd=tmp_path).stdout == "       1       2       8 f\n"
+    assert sh(path, "wc no-such-file").returncode != 0
+
+
+def test_paste_needs_a_file_operand(path):
+    done = sh(path, "printf '1\\n2\\n' | paste -s -d ,")
+    assert done.returncode == 1 and "BSD paste needs a file" in done.stderr
+    assert sh(path, "printf '1\\n2\\n' | paste -s -d , -").stdout == "1,2\n"
+    assert sh(path, "printf '1\\n2\\n' | paste -sd, -").stdout == "1,2\n"
+
+
+@pytest.mark.parametrize("command", [
+    "grep -P x /dev/null", "grep -oP x /dev/null", "grep --perl-regexp x /dev/null",
+    "stat -c %s /", "stat --format=%s /", "base64 -w0 /dev/null", "find / -maxdepth 0 -printf x",
+    "cp --parents /dev/null /tmp", "install -D /dev/null /tmp/x", "install --mode=0644 /dev/null /tmp/x",
+    "xargs -r echo </dev/null", "mktemp --tmpdir", "readlink -e /", "readlink --canonicalize /", "sort -V /dev/null",
+])
+def test_gnu_only_options_are_refused(path, command):
+    done = sh(path, command)
+    assert done.returncode == 64, f"{command}: exit {done.returncode} {done.stderr}"
+    assert done.stderr.startswith(f"{command.split()[0]}: illegal option") and "macOS userland" in done.stderr
+
+
+@pytest.mark.parametrize("command, out", [
+    ("echo ab | grep -Eo 'a.'", "ab\n"), ("printf 'b\\na\\n' | sort", "a\nb\n"), ("printf a | base64", "YQ==\n"),
+    ("readlink -f /bin/../bin/sh >/dev/null && echo ok", "ok\n"), ("echo x | xargs echo", "x\n"),
+    ("find / -maxdepth 0 -name /", "/\n"),
+])
+def test_what_bsd_has_still_works(path, command, out):
+    done = sh(path, command)
+    assert (done.returncode, done.stdout) == (0, out), done.stderr
+
+
+def test_without_original_awk_it_says_how_to_get_it(tmp_path):
+    done = generate(str(tmp_path / "bin"), env=dict(os.environ, PATH=str(tmp_path)))
+    assert done.returncode == 1 and "apt-get install original-awk" in done.stderr
+
+
+def test_a_wrong_number_of_arguments_is_a_usage_error(tmp_path):
+    done = generate(str(tmp_path / "a"), "b")
+    assert done.returncode == 2 and "fix:" in done.stderr and not (tmp_path / "a").exists()
