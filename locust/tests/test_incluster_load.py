@@ -365,6 +365,21 @@ def test_a_release_whose_name_lacks_the_charts_is_found_by_its_labels():
     assert swarm.locust_ui_service(None, "bob") == "bob-locust-ui"
 
 
+def test_an_event_of_a_release_whose_name_lacks_the_charts_is_its_variants(monkeypatch):
+    """Events name only their pod: bob's blocking pod is bob-liveness-lab-blocking-<hash>-<id> (helm's
+    fullname), and its liveness events must count for blocking (a demo of release bob saw none)."""
+    from liveness_lab import kube, variants
+
+    event = {"involvedObject": {"name": "bob-liveness-lab-blocking-846598dd46-tgcq2"}, "reason": "Unhealthy",
+             "message": "Liveness probe failed: timeout", "firstTimestamp": "2026-11-24T21:08:15Z"}
+    monkeypatch.setattr(variants, "RELEASE", "bob")
+    assert kube.event_record(event)["variant"] == "blocking"
+    assert variants.variant_of_pod("bob-blocking-846598dd46-tgcq2") is None
+    monkeypatch.setattr(variants, "RELEASE", "liveness-lab")
+    assert kube.event_record({**event, "involvedObject": {"name": "liveness-lab-reactive-5d-x"}})["variant"] == "reactive"
+    assert variants.fullname("team-liveness-lab") == "team-liveness-lab"
+
+
 def test_an_explicit_choice_is_taken_and_an_unreachable_host_is_a_setup_error():
     assert load.choose_load("cluster", None, ["blocking"], "liveness-lab") == ("cluster", "--load cluster")
     with pytest.raises(exits.SetupError) as e:
