@@ -38,7 +38,7 @@ def run_suite(test_sh: str, logs: Path, suite: str) -> tuple:
     """Runs SUITE and prints its line; returns (passed, failed, skipped, whether the suite passed)."""
     log, junit = logs / f"test-{suite}.log", logs / "junit" / suite
     shutil.rmtree(junit, ignore_errors=True)
-    print(f"{suite:<9} running (log: {log})", flush=True)
+    print(f"{suite:<8} running (log: {log})", flush=True)
     started = time.time()
     with open(log, "w") as out:
         rc = subprocess.call([test_sh], stdout=out, stderr=subprocess.STDOUT,
@@ -60,9 +60,9 @@ def run_suite(test_sh: str, logs: Path, suite: str) -> tuple:
         if line.startswith("summary: "):
             print("  " + line[len("summary: "):])
     if rc == 0 and not problem:
-        print(f"{suite:<9} passed in {took}s ({counts})")
+        print(f"{suite:<8} passed in {took}s ({counts})")
     else:
-        print(f"{suite:<9} FAILED in {took}s (exit {rc}; {counts}, {failed} failed{'; ' + problem if problem else ''}); last lines of {log}:")
+        print(f"{suite:<8} FAILED in {took}s (exit {rc}; {counts}, {failed} failed{'; ' + problem if problem else ''}); last lines of {log}:")
         for line in text[-60:]:
             print("  | " + line)
     return passed, failed, skipped, rc == 0 and not problem
