@@ -79,3 +79,16 @@ print(" ".join(n["role"] + ("+ports" if n.get("extraPortMappings") else "") for 
   assert_failure
   assert_output --partial "kind-config.yaml has no top-level 'nodes:' list to add 2 worker(s) to"
 }
+
+@test "a cluster that is up with another number of workers is not reused: the error says how many and the fix" {
+  cluster_nodes() { printf '%s\n' liveness-lab-control-plane liveness-lab-worker; }
+  run reuse_cluster 2
+  assert_failure
+  assert_output --partial "error: cluster liveness-lab exists with 1 worker node(s); 2 asked for (--workers / LIVENESS_LAB_WORKERS)"
+  assert_output --partial "fix: run scripts/cluster-down.sh first"
+  cluster_nodes() { echo liveness-lab-control-plane; }
+  api_answers() { return 0; }
+  run reuse_cluster 0
+  assert_success
+  assert_output --partial "exists, reused (1 node(s)"
+}
