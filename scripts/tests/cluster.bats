@@ -80,6 +80,7 @@ print(" ".join(n["role"] + ("+ports" if n.get("extraPortMappings") else "") for 
   assert_output --partial "kind-config.yaml has no top-level 'nodes:' list to add 2 worker(s) to"
 }
 
+# shellcheck disable=SC2317 # the stand-ins below are called by reuse_cluster
 @test "a cluster that is up with another number of workers is not reused: the error says how many and the fix" {
   cluster_nodes() { printf '%s\n' liveness-lab-control-plane liveness-lab-worker; }
   run reuse_cluster 2
