@@ -109,6 +109,8 @@ def test_both_demos_at_once_with_the_load_from_inside_the_cluster_pass(second_re
                          "first kill s": variants.get("blocking", {}).get("firstLivenessKillS"),
                          "kill window": verdict.get("killWindows", {}).get("blocking"),
                          "reactive failed": variants.get("reactive", {}).get("failures"), "nodes": nodes}
+    # Kept beside the suite's logs: the figures of the run (docs/multinode.md), passed or failed.
+    (kind.logs_dir() / "multinode-demos.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary, indent=1))
     assert both_locked, "the two demos never held their locks at the same time: they did not run at once"
     for name, s in summary.items():
