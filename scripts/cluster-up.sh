@@ -8,11 +8,16 @@
 # a half-finished build resumes, an unchanged image or release is left alone and no pod restarts.
 # Needs bash >= 4 (macOS: brew install bash).
 #
-# Usage: scripts/cluster-up.sh [--airgap] [--dry-run] [--help]
+# Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--dry-run] [--help]
 #   --airgap    build every image locally even where a registry answers
+#   --workers N N worker nodes besides the control plane (default: LIVENESS_LAB_WORKERS, else 0: one
+#               node). The NodePorts stay mapped on the control plane and reach pods on every node.
+#               Where no kindnetd runs (the local node image), each node's CNI config and the routes
+#               between the nodes' pod ranges are set from the host (scripts/libexec/pod_network.py).
 #   --dry-run   print the plan (registry or not, images, tools and where each comes from) and change nothing
 #
 # Environment (defaults):
+#   LIVENESS_LAB_WORKERS=0               worker nodes when --workers is not given
 #   LIVENESS_LAB_REGISTRY=auto           yes | no: take this answer instead of asking the registry
 #   LIVENESS_LAB_REGISTRY_WAIT=30        seconds the registry check waits for a first answer
 #   LIVENESS_LAB_NODE_IMAGE=<KIND_NODE_IMAGE of scripts/versions.env>   the kind node image to pull
@@ -31,16 +36,44 @@ KIND_NODE_IMAGE=${LIVENESS_LAB_NODE_IMAGE:-$KIND_NODE_IMAGE}
 
 AIRGAP=0
 DRY_RUN=0
+WORKERS=${LIVENESS_LAB_WORKERS:-0}
+WORKERS_FROM=LIVENESS_LAB_WORKERS
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
       --airgap) AIRGAP=1 ;;
+      --workers)
+        [ $# -ge 2 ] || LL_DIE_STATUS=2 die "--workers needs a number" "e.g. --workers 2 (one control plane and two workers)"
+        WORKERS=$2 WORKERS_FROM=--workers
+        shift ;;
+      --workers=*) WORKERS=${1#--workers=} WORKERS_FROM=--workers ;;
       --dry-run) DRY_RUN=1 ;;
       -h | --help) ll_usage; exit 0 ;;
       *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
     esac
     shift
   done
+  case $WORKERS in
+    [0-9]) ;;
+    *) LL_DIE_STATUS=2 die "$WORKERS_FROM must be a number of worker nodes from 0 to 9 (it is '$WORKERS')" "e.g. --workers 2; 0 (the default) is one node" ;;
+  esac
+}
+
+# describe_nodes: the plan's nodes line.
+describe_nodes() {
+  if [ "$WORKERS" = 0 ]; then
+    echo "1: the control plane runs everything (--workers N adds workers)"
+  else
+    printf '%s: a control plane and %s worker(s) (%s); the NodePorts mapped on the control plane, kube-proxy forwards to pods on any node; pod network: %s\n' \
+      "$((WORKERS + 1))" "$WORKERS" "$WORKERS_FROM" "$(describe_pod_network)"
+  fi
+}
+describe_pod_network() {
+  if [ "$MODE" = registry ]; then
+    echo "kind's kindnetd (or, with the local node image, each node's CNI config and routes set from the host)"
+  else
+    echo "each node's CNI config and routes to the other nodes' pod ranges, set from the host (no kindnetd)"
+  fi
 }
 
 MODE=
@@ -146,6 +179,7 @@ EOF
   [ -n "$mirror" ] && echo "  Debian mirror: $mirror"
   cat <<EOF
   kind config:   kind-config.yaml$(config_additions_summary)
+  nodes:         $(describe_nodes)
   runc wrapper:  $(if host_has_cap_sys_resource; then echo "not needed"; else echo "needed: this host lacks CAP_SYS_RESOURCE"; fi)
   cluster:       $(if cluster_exists 2>/dev/null; then echo "exists: reuse it"; else echo "create"; fi)
   service image: $SERVICE_IMAGE:$SERVICE_VERSION, built in $(jdk_base) onto $(jre_base) (scripts/build-service-image.sh)
@@ -182,6 +216,7 @@ config_additions_summary() {
   local extra=()
   host_on_cgroup_v1 && extra+=("kubelet failCgroupV1: false (host on cgroup v1)")
   [ "$MODE" = airgap ] && extra+=("disableDefaultCNI (the local node image has a static network)")
+  [ "$WORKERS" = 0 ] || extra+=("$WORKERS worker node(s)")
   [ ${#extra[@]} -eq 0 ] || printf ' + %s' "${extra[@]}"
 }
 
@@ -288,7 +323,7 @@ main() {
   resolve_tools
   prepare_images
   if kubectl_deferred; then ensure_kubectl; fi
-  create_cluster "$(node_image)" "$MODE"
+  create_cluster "$(node_image)" "$MODE" "$WORKERS"
   build_app_images
   load_app_images
   install_chart

@@ -4,7 +4,7 @@
 # installed: see the error it prints).
 #
 # Usage: scripts/test.sh [SUITE...]
-#   SUITE: lint | docs | service | chart | cluster | locust | e2e | registry | all (default: all)
+#   SUITE: lint | docs | service | chart | cluster | locust | e2e | multinode | registry | all (default: all)
 #     lint     shellcheck, no GNU-only construct in the scripts users run, this runner (scripts/tests/lint/)
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/tests/test_docs.py)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
@@ -15,6 +15,9 @@
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
 #              locust/tests/e2e, run by scripts/test-e2e.sh)
+#     multinode a kind cluster of three nodes: the pod network between them, two releases in two namespaces
+#              running their demos at once with the load from inside the cluster (pytest:
+#              locust/tests/multinode, run by scripts/test-multinode.sh)
 #     registry the laptop's registry path, simulated on 127.0.0.1: the e2e again with every image pulled
 #              from a local registry and every tool downloaded (pytest: locust/tests/registry, run by
 #              scripts/test-registry.sh; root, Linux)

@@ -31,14 +31,17 @@ def tcp_answers(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> str
 def nodeport_problems(services: dict, variants: list[str], release: str, probe=tcp_answers) -> list[str]:
     """Why Locust on the host cannot reach each of VARIANTS on 127.0.0.1:<its nodePort>, one line each;
     empty when it can. SERVICES: the release's Services (a List, API JSON)."""
-    by_name = {s["metadata"]["name"]: s for s in services.get("items", [])}
+    # By the component label: the chart's Service names carry its fullname, which is the release's name
+    # only when that contains the chart's (release "bob" has bob-liveness-lab-blocking).
+    labels = [(s, s["metadata"].get("labels") or {}) for s in services.get("items", [])]
+    by_component = {lb.get("app.kubernetes.io/component"): s for s, lb in labels if lb.get("app.kubernetes.io/instance") == release}
     problems = []
     for v in variants:
-        name, want = f"{release}-{v}", VARIANTS[v]
-        svc = by_name.get(name)
+        svc, want = by_component.get(v), VARIANTS[v]
         if svc is None:
-            problems.append(f"{v}: no Service {name}")
+            problems.append(f"{v}: no Service of component {v} in release {release}")
             continue
+        name = svc["metadata"]["name"]
         spec = svc.get("spec") or {}
         ports = [p.get("nodePort") for p in spec.get("ports") or [] if p.get("nodePort")]
         if spec.get("type") != "NodePort" or not ports:

@@ -30,14 +30,30 @@ def locust_ui(environ=os.environ) -> str:
     return (environ.get("LIVENESS_LAB_LOCUST_UI") or DEFAULT_UI).rstrip("/")
 
 
+def locust_ui_service(services: dict | None, release: str) -> str:
+    """The name of the release's Locust web UI Service among SERVICES (the release's, API JSON): the one of
+    component locust with a port named web. The chart names it <fullname>-locust-ui, and its fullname is the
+    release's name only when that contains the chart's (release "bob" has bob-liveness-lab-locust-ui);
+    ``<release>-locust-ui`` when the Services could not be read."""
+    for svc in (services or {}).get("items", []):
+        labels = svc["metadata"].get("labels") or {}
+        if labels.get("app.kubernetes.io/component") == "locust" and any(p.get("name") == "web" for p in (svc.get("spec") or {}).get("ports") or []):
+            return svc["metadata"]["name"]
+    return f"{release}-locust-ui"
+
+
 def release_master(api, environ=os.environ, log_path=None):
     """The release's Locust master: at LIVENESS_LAB_LOCUST_UI when set, else through the API server's
-    service proxy (``<release>-locust-ui``, port web) of API (release.ClusterApi)."""
+    service proxy (its web UI Service, port web: locust_ui_service) of API (release.ClusterApi)."""
     from .master import DirectHttp, LocustMaster, ServiceProxy
 
     if (environ.get("LIVENESS_LAB_LOCUST_UI") or "").strip():
         return LocustMaster(DirectHttp(locust_ui(environ)), log_path)
-    return LocustMaster(ServiceProxy(api.api_client, api.namespace, f"{api.release}-locust-ui", "web", api.context), log_path)
+    try:
+        services = api.services()
+    except Exception:  # noqa: BLE001 - the proxy's own error names what does not answer
+        services = None
+    return LocustMaster(ServiceProxy(api.api_client, api.namespace, locust_ui_service(services, api.release), "web", api.context), log_path)
 
 
 @dataclass(frozen=True)

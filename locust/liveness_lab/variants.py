@@ -33,8 +33,16 @@ from pathlib import Path
 
 VALUES = Path(__file__).resolve().parents[2] / "chart" / "values.yaml"
 
-# The chart's object names are `<release>-<variant>`; the release is called liveness-lab.
+# The chart's object names are `<fullname>-<variant>`; the release is called liveness-lab.
 RELEASE = os.environ.get("LIVENESS_LAB_RELEASE", "liveness-lab")
+CHART = "liveness-lab"
+
+
+def fullname(release: str) -> str:
+    """The prefix of the chart's object names for RELEASE (chart/templates/_helpers.tpl's fullname, without
+    its nameOverride and fullnameOverride): the release's name when it contains the chart's, else
+    `<release>-liveness-lab` (release bob: bob-liveness-lab-blocking-...)."""
+    return release if CHART in release else f"{release}-{CHART}"
 SERVICE_PORT = 8080
 # Every pod of the chart carries this label; the variant is in app.kubernetes.io/component.
 POD_SELECTOR = "app.kubernetes.io/name=liveness-lab"
@@ -96,12 +104,13 @@ def target_host(variant: str, environ=os.environ) -> str:
 
 
 def variant_of_pod(name: str, labels: dict | None = None) -> str | None:
-    """The variant a pod belongs to: its component label, else its name `<release>-<variant>-...`."""
+    """The variant a pod belongs to: its component label, else (an event names only the pod) its name
+    `<fullname>-<variant>-...`."""
     component = (labels or {}).get(COMPONENT_LABEL)
     if component in VARIANTS:
         return component
     for variant in VARIANTS:
-        if name.startswith(f"{RELEASE}-{variant}-"):
+        if name.startswith(f"{fullname(RELEASE)}-{variant}-"):
             return variant
     return None
 

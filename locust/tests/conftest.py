@@ -34,7 +34,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 # The suites that need a cluster (they make one): collected only when asked for by path, e.g.
 # `pytest tests/e2e` (scripts/test-e2e.sh), never by `pytest` with the default testpaths (scripts/test-locust.sh).
-CLUSTER_SUITES = (Path(__file__).resolve().parent / "e2e", Path(__file__).resolve().parent / "registry")
+CLUSTER_SUITES = tuple(Path(__file__).resolve().parent / suite for suite in ("e2e", "registry", "multinode"))
 
 
 def pytest_ignore_collect(collection_path, config):

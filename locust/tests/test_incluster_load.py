@@ -23,7 +23,7 @@ from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter
 
 from liveness_lab import __main__ as cli_main
 from liveness_lab import demo as demo_mod
-from liveness_lab import exits, load, lock, master, release, stats_history
+from liveness_lab import exits, load, lock, master, release, stats_history, swarm
 from liveness_lab.shape import DemoShape, phases
 from report import verdict
 
@@ -341,10 +341,43 @@ def test_a_release_without_nodeports_chooses_the_cluster_without_probing():
 
 def test_another_releases_nodeports_are_not_this_ones():
     mode, why = load.choose_load("auto", services("services-nodeport.json"), ["blocking"], "team-b", probe=lambda port: None)
-    assert mode == "cluster" and "no Service team-b-blocking" in why
+    assert mode == "cluster" and "no Service of component blocking in release team-b" in why
     moved = services("services-nodeport.json")
     next(s for s in moved["items"] if s["metadata"]["name"] == "liveness-lab-blocking")["spec"]["ports"][0]["nodePort"] = 31080
     assert "nodePort 31080, not 30080" in load.choose_load("auto", moved, ["blocking"], "liveness-lab", probe=lambda p: None)[1]
+
+
+def renamed(release: str) -> dict:
+    """services-nodeport.json as release RELEASE (a name without the chart's) has them: <release>-liveness-lab-*."""
+    found = services("services-nodeport.json")
+    for s in found["items"]:
+        s["metadata"]["name"] = s["metadata"]["name"].replace("liveness-lab", f"{release}-liveness-lab", 1)
+        s["metadata"]["labels"]["app.kubernetes.io/instance"] = release
+    return found
+
+
+def test_a_release_whose_name_lacks_the_charts_is_found_by_its_labels():
+    """helm's fullname is <release>-liveness-lab for release bob: its Services are found by component, not name."""
+    bob = renamed("bob")
+    assert load.choose_load("auto", bob, ["blocking", "reactive"], "bob", probe=lambda port: None)[0] == "host"
+    assert swarm.locust_ui_service(bob, "bob") == "bob-liveness-lab-locust-ui"
+    assert swarm.locust_ui_service(services("services-nodeport.json"), "liveness-lab") == "liveness-lab-locust-ui"
+    assert swarm.locust_ui_service(None, "bob") == "bob-locust-ui"
+
+
+def test_an_event_of_a_release_whose_name_lacks_the_charts_is_its_variants(monkeypatch):
+    """Events name only their pod: bob's blocking pod is bob-liveness-lab-blocking-<hash>-<id> (helm's
+    fullname), and its liveness events must count for blocking (a demo of release bob saw none)."""
+    from liveness_lab import kube, variants
+
+    event = {"involvedObject": {"name": "bob-liveness-lab-blocking-846598dd46-tgcq2"}, "reason": "Unhealthy",
+             "message": "Liveness probe failed: timeout", "firstTimestamp": "2026-11-24T21:08:15Z"}
+    monkeypatch.setattr(variants, "RELEASE", "bob")
+    assert kube.event_record(event)["variant"] == "blocking"
+    assert variants.variant_of_pod("bob-blocking-846598dd46-tgcq2") is None
+    monkeypatch.setattr(variants, "RELEASE", "liveness-lab")
+    assert kube.event_record({**event, "involvedObject": {"name": "liveness-lab-reactive-5d-x"}})["variant"] == "reactive"
+    assert variants.fullname("team-liveness-lab") == "team-liveness-lab"
 
 
 def test_an_explicit_choice_is_taken_and_an_unreachable_host_is_a_setup_error():

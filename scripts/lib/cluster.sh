@@ -47,17 +47,29 @@ pull_if_missing() {
 cluster_exists() { kind get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER_NAME"; }
 api_answers() { kube get --raw /readyz >/dev/null 2>&1; }
 
-# render_kind_config MODE OUT: kind-config.yaml plus what this host and mode need. The top-level file
-# stays the same everywhere; the additions go to a derived copy.
+# render_kind_config MODE OUT [WORKERS]: kind-config.yaml plus what this host and mode need, and WORKERS
+# (default 0) worker nodes after its control plane. The top-level file stays the same everywhere; the
+# additions go to a derived copy. The workers get no port mapping: a NodePort answers on every node, so the
+# control plane's mappings reach pods on any node through kube-proxy.
 render_kind_config() {
-  local mode=$1 out=$2
+  local mode=$1 out=$2 workers=${3:-0}
   mkdir -p "$(dirname "$out")"
+  # The workers go at the end of the top-level 'nodes:' list (a line edit: no YAML is parsed here).
+  awk -v workers="$workers" '
+    function add_workers(  i) { for (i = 0; i < workers; i++) print "  - role: worker"; done = 1 }
+    innodes && /^[^[:space:]#]/ { add_workers(); innodes = 0 }
+    { print }
+    /^nodes:[[:space:]]*$/ { innodes = 1 }
+    END { if (innodes) add_workers(); if (workers > 0 && !done) exit 1 }
+  ' "$LL_ROOT/kind-config.yaml" >"$out.tmp" || die "kind-config.yaml has no top-level 'nodes:' list to add $workers worker(s) to"
   if [ "$mode" = airgap ]; then
-    # kindnetd's image cannot be had offline; the local node image brings a static CNI config.
-    awk '{ print } /^networking:$/ { print "  disableDefaultCNI: true" }' "$LL_ROOT/kind-config.yaml" >"$out"
+    # kindnetd's image cannot be had offline; the local node image brings a static CNI config, which
+    # program_pod_network fits to each node.
+    awk '{ print } /^networking:$/ { print "  disableDefaultCNI: true" }' "$out.tmp" >"$out"
+    rm -f "$out.tmp"
     grep -q disableDefaultCNI "$out" || die "kind-config.yaml has no 'networking:' section to extend"
   else
-    cp "$LL_ROOT/kind-config.yaml" "$out"
+    mv "$out.tmp" "$out"
   fi
   if host_on_cgroup_v1; then
     # kubelet >= 1.35 refuses cgroup v1 unless told otherwise.
@@ -79,12 +91,20 @@ cleanup_half_created_cluster() {
   kind delete cluster --name "$KIND_CLUSTER_NAME" >/dev/null 2>&1 || true
 }
 
-# reuse_cluster: an existing cluster, started again if Docker stopped its node.
+# cluster_nodes: the names of the cluster's node containers.
+cluster_nodes() { kind get nodes --name "$KIND_CLUSTER_NAME" 2>/dev/null; }
+
+# reuse_cluster WORKERS: an existing cluster, its nodes started again if Docker stopped them. A cluster
+# with another number of workers than asked for is not changed: kind cannot add nodes to a cluster.
 reuse_cluster() {
-  local node=$KIND_CLUSTER_NAME-control-plane waited=0
-  if ! api_answers; then
-    log "cluster $KIND_CLUSTER_NAME exists but its API does not answer; starting its node"
-    docker start "$node" >/dev/null 2>&1 || true
+  local workers=$1 node=$KIND_CLUSTER_NAME-control-plane waited=0 have
+  have=$(cluster_nodes | grep -c -- '-worker[0-9]*$' || true)
+  [ "$have" = "$workers" ] || die "cluster $KIND_CLUSTER_NAME exists with $have worker node(s); $workers asked for (--workers / LIVENESS_LAB_WORKERS)" \
+    "run scripts/cluster-down.sh first to create it with $workers, or ask for $have"
+  if ! api_answers || [ -n "$(docker ps --filter "label=io.x-k8s.kind.cluster=$KIND_CLUSTER_NAME" --filter status=exited -q)" ]; then
+    log "cluster $KIND_CLUSTER_NAME exists but a node is stopped; starting its nodes"
+    # shellcheck disable=SC2046 # one word per node
+    docker start $(cluster_nodes) >/dev/null 2>&1 || true
     until api_answers; do
       sleep 2
       waited=$((waited + 2))
@@ -92,21 +112,36 @@ reuse_cluster() {
         "scripts/cluster-down.sh, then scripts/cluster-up.sh again"
     done
   fi
-  log "cluster $KIND_CLUSTER_NAME: exists, reused (node image $(docker inspect --format '{{.Config.Image}}' "$node" 2>/dev/null))"
+  log "cluster $KIND_CLUSTER_NAME: exists, reused ($((have + 1)) node(s), node image $(docker inspect --format '{{.Config.Image}}' "$node" 2>/dev/null))"
 }
 
-# create_cluster IMAGE MODE: the kind cluster, created or reused, with its node Ready.
+# program_pod_network: where no kindnetd runs (the local node image: the no-registry path and the
+# registry simulation), what kindnetd does on kind's own node image: each node's CNI config gets the
+# node's own podCIDR, and every node a route to every other node's podCIDR via that node's IP; pods that
+# got an address outside their node's podCIDR before that are deleted (their controllers recreate them).
+# Idempotent, and run again on a reused cluster: Docker restarting a node loses its routes.
+program_pod_network() {
+  if [ -n "$(kube -n kube-system get daemonset kindnet -o name --ignore-not-found)" ]; then
+    log "pod network: kindnetd runs (kind's node image)"
+    return 0
+  fi
+  step pod-network python3 "$LL_ROOT/scripts/libexec/pod_network.py" "$LL_KUBE_CONTEXT"
+}
+
+# create_cluster IMAGE MODE [WORKERS]: the kind cluster, created or reused, with its nodes Ready and,
+# where no kindnetd runs, its pod network programmed.
 create_cluster() {
-  local image=$1 mode=$2 config=$LL_CACHE/generated/kind-config.yaml
+  local image=$1 mode=$2 workers=${3:-0} config=$LL_CACHE/generated/kind-config.yaml
   if cluster_exists; then
-    reuse_cluster
+    reuse_cluster "$workers"
   else
-    render_kind_config "$mode" "$config"
+    render_kind_config "$mode" "$config" "$workers"
     LL_CREATING=1
     step create-cluster kind create cluster --name "$KIND_CLUSTER_NAME" --config "$config" --image "$image"
     LL_CREATING=0
   fi
   step wait-node-ready kube wait --for=condition=Ready node --all --timeout="${LIVENESS_LAB_NODE_WAIT:-300s}"
+  program_pod_network
 }
 
 LL_IMAGES_CHANGED=0

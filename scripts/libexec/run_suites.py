@@ -18,7 +18,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-SUITES = ["lint", "docs", "service", "chart", "cluster", "locust", "e2e", "registry"]
+SUITES = ["lint", "docs", "service", "chart", "cluster", "locust", "e2e", "multinode", "registry"]
 
 
 def totals(folder: Path) -> tuple:

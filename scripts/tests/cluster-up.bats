@@ -94,6 +94,34 @@ plan() {
   assert_output --partial "LIVENESS_LAB_REGISTRY must be yes, no or auto (it is 'maybe')"
 }
 
+@test "--workers 2 (or LIVENESS_LAB_WORKERS=2): three nodes in the plan on both paths, pod network named; default one" {
+  run plan no --workers 2
+  assert_success
+  assert_output --partial "+ 2 worker node(s)"
+  assert_output --regexp "nodes: +3: a control plane and 2 worker\(s\) \(--workers\); the NodePorts mapped on the control plane"
+  assert_output --partial "routes to the other nodes' pod ranges, set from the host (no kindnetd)"
+  LIVENESS_LAB_WORKERS=2 run plan yes
+  assert_success
+  assert_output --regexp "nodes: +3: a control plane and 2 worker\(s\) \(LIVENESS_LAB_WORKERS\)"
+  assert_output --partial "kind's kindnetd"
+  LIVENESS_LAB_WORKERS=2 run plan yes --workers 0
+  assert_output --regexp "nodes: +1: the control plane runs everything"
+  refute_output --partial "worker node(s)"
+}
+
+@test "a --workers that is not a number from 0 to 9: exit 2, naming the value and the fix" {
+  run "$ROOT/scripts/cluster-up.sh" --dry-run --workers two
+  assert_failure 2
+  assert_output --partial "error: --workers must be a number of worker nodes from 0 to 9 (it is 'two')"
+  assert_output --partial "fix: e.g. --workers 2"
+  LIVENESS_LAB_WORKERS=-1 run "$ROOT/scripts/cluster-up.sh" --dry-run
+  assert_failure 2
+  assert_output --partial "LIVENESS_LAB_WORKERS must be a number of worker nodes from 0 to 9 (it is '-1')"
+  run "$ROOT/scripts/cluster-up.sh" --workers
+  assert_failure 2
+  assert_output --partial "--workers needs a number"
+}
+
 @test "an unknown argument: exit 2, the error and its fix on stderr, nothing on stdout" {
   refuses_unknown_argument cluster-up.sh
 }
@@ -101,7 +129,7 @@ plan() {
 @test "--help prints the usage" {
   run "$ROOT/scripts/cluster-up.sh" --help
   assert_success
-  assert_line "Usage: scripts/cluster-up.sh [--airgap] [--dry-run] [--help]"
+  assert_line "Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--dry-run] [--help]"
 }
 
 # A laptop: no GNU timeout, no Go, other versions of kind, helm and kubectl on PATH, a registry that

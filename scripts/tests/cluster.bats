@@ -58,3 +58,40 @@ print(json.dumps(d.get("networking", {}), sort_keys=True))' "$1"
   assert_failure
   assert_output --partial "kind-config.yaml has no 'networking:' section to extend"
 }
+
+@test "workers: appended to kind-config.yaml's nodes list, no port mapping on them, the control plane's kept" {
+  local mode
+  for mode in airgap registry; do
+    render_kind_config "$mode" "$BATS_TEST_TMPDIR/kind-$mode.yaml" 2
+    run python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print(" ".join(n["role"] + ("+ports" if n.get("extraPortMappings") else "") for n in d["nodes"]))' "$BATS_TEST_TMPDIR/kind-$mode.yaml"
+    assert_success
+    assert_output "control-plane+ports worker worker"
+  done
+  render_kind_config registry "$BATS_TEST_TMPDIR/kind-one.yaml"
+  run grep -c 'role:' "$BATS_TEST_TMPDIR/kind-one.yaml"
+  assert_output 1
+}
+
+@test "workers asked for, but kind-config.yaml has no top-level nodes list: refused, saying so" {
+  mkdir -p "$BATS_TEST_TMPDIR/root/scripts"
+  sed 's/^nodes:$/machines:/' "$ROOT/kind-config.yaml" >"$BATS_TEST_TMPDIR/root/kind-config.yaml"
+  LL_ROOT=$BATS_TEST_TMPDIR/root run render_kind_config registry "$BATS_TEST_TMPDIR/kind.yaml" 2
+  assert_failure
+  assert_output --partial "kind-config.yaml has no top-level 'nodes:' list to add 2 worker(s) to"
+}
+
+# shellcheck disable=SC2317 # the stand-ins below are called by reuse_cluster
+@test "a cluster that is up with another number of workers is not reused: the error says how many and the fix" {
+  cluster_nodes() { printf '%s\n' liveness-lab-control-plane liveness-lab-worker; }
+  run reuse_cluster 2
+  assert_failure
+  assert_output --partial "error: cluster liveness-lab exists with 1 worker node(s); 2 asked for (--workers / LIVENESS_LAB_WORKERS)"
+  assert_output --partial "fix: run scripts/cluster-down.sh first"
+  cluster_nodes() { echo liveness-lab-control-plane; }
+  api_answers() { return 0; }
+  run reuse_cluster 0
+  assert_success
+  assert_output --partial "exists, reused (1 node(s)"
+}

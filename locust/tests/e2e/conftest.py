@@ -62,7 +62,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def cluster_up(request):
+def suite_name() -> str:
+    """The suite's name, the prefix of its logs (e2e-cluster-up.log): a suite that reuses these fixtures
+    (tests/multinode) overrides it."""
+    return "e2e"
+
+
+@pytest.fixture(scope="session")
+def cluster_up(request, suite_name):
     """scripts/cluster-up.sh's run (kind.Streamed), whatever its outcome; scripts/cluster-down.sh afterwards
     unless --keep-cluster."""
     config = request.config
@@ -70,13 +77,13 @@ def cluster_up(request):
 
     def down():
         if not config.getoption("keep_cluster"):
-            result = kind.run_streamed([kind.SCRIPTS / "cluster-down.sh"], kind.logs_dir() / "e2e-cluster-down.log", config,
+            result = kind.run_streamed([kind.SCRIPTS / "cluster-down.sh"], kind.logs_dir() / f"{suite_name}-cluster-down.log", config,
                                        CLUSTER_DOWN_TIMEOUT_S)
             assert result.returncode == 0, f"cluster-down failed: {result.describe()}"
 
     try:
         result = kind.run_streamed([kind.SCRIPTS / "cluster-up.sh", *config.getoption("cluster_up_arg")],
-                                   kind.logs_dir() / "e2e-cluster-up.log", config, CLUSTER_UP_TIMEOUT_S)
+                                   kind.logs_dir() / f"{suite_name}-cluster-up.log", config, CLUSTER_UP_TIMEOUT_S)
     except BaseException:  # interrupted: no teardown would run for a fixture not set up
         down()
         raise
