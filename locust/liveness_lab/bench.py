@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import ipaddress
 import json
 import os
 import platform
@@ -32,6 +33,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 from .console import LOG, log_file
 from .exits import SetupError
@@ -193,8 +195,23 @@ def cpu_ms(*pids: int) -> int:
 ESTABLISHED, TIME_WAIT = "01", "06"
 
 
-def tcp_sockets(texts: list[str] | None = None) -> list[tuple[int, int, str]]:
-    """Every TCP socket (IPv4 and IPv6) as (local port, remote port, state)."""
+class Socket(NamedTuple):
+    local_ip: str
+    local_port: int
+    remote_port: int
+    state: str
+
+
+def _ip(hex_address: str) -> str:
+    """An address of /proc/net/tcp[6] (32-bit words in host order, little-endian here), IPv4-mapped IPv6
+    addresses as IPv4."""
+    raw = b"".join(bytes.fromhex(hex_address[i:i + 8])[::-1] for i in range(0, len(hex_address), 8))
+    address = ipaddress.ip_address(raw)
+    return str(getattr(address, "ipv4_mapped", None) or address)
+
+
+def tcp_sockets(texts: list[str] | None = None) -> list[Socket]:
+    """Every TCP socket (IPv4 and IPv6) as Socket(local address, local port, remote port, state)."""
     if texts is None:
         texts = []
         for name in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -205,8 +222,27 @@ def tcp_sockets(texts: list[str] | None = None) -> list[tuple[int, int, str]]:
         for line in text.splitlines()[1:]:
             f = line.split()
             if len(f) > 3:
-                found.append((int(f[1].rsplit(":", 1)[1], 16), int(f[2].rsplit(":", 1)[1], 16), f[3]))
+                local_ip, local_port = f[1].rsplit(":", 1)
+                found.append(Socket(_ip(local_ip), int(local_port, 16), int(f[2].rsplit(":", 1)[1], 16), f[3]))
     return found
+
+
+# The load generator's source addresses: on Linux all of 127.0.0.0/8 is the loopback interface's.
+CLIENT_ADDRESSES = [f"127.0.0.{n}" for n in range(2, 255)]
+
+
+def client_address(sockets: list[Socket]) -> tuple[str, int]:
+    """The source address for the next attack and how many sockets it has: the first of CLIENT_ADDRESSES
+    with none (else the one with fewest). vegeta binds every socket before connecting, and bind(2) takes no
+    port that a socket in TIME_WAIT (60 s after its connection closed) holds on the same address: after a
+    run at C = 5,000 (about 10,000 such sockets) the kernel searched most of the ephemeral range for every
+    new connection (inet_csk_bind_conflict), vegeta spent its CPU in the kernel and the next target met a
+    collapsed client. Ports are taken per address, so an address no socket uses is a fresh client."""
+    count: dict[str, int] = {}
+    for s in sockets:
+        count[s.local_ip] = count.get(s.local_ip, 0) + 1
+    address = min(CLIENT_ADDRESSES, key=lambda a: count.get(a, 0))  # the first of the fewest
+    return address, count.get(address, 0)
 
 
 def listen_overflows(text: str | None = None) -> int:
@@ -320,6 +356,7 @@ class Bench:
         self.cache = Path(environ.get("LIVENESS_LAB_CACHE") or Path.home() / ".cache" / "liveness-lab")
         self.versions = versions()
         self.procs: list[subprocess.Popen] = []
+        self.last_address = ""  # the source address of the last attack (client_address)
         self.pids: dict[str, int] = {}
         self.warmup_s = QUICK_WARMUP_S if opts.quick else WARMUP_S
         self.progress = self.task = None
@@ -464,9 +501,15 @@ class Bench:
         return path
 
     def attack(self, targets_file: Path, raw: Path, err: Path, *flags: str, append: bool = False) -> subprocess.Popen:
-        """vegeta attack on the load generator's CPU, its results to RAW."""
+        """vegeta attack on the load generator's CPU, its results to RAW, from a loopback address no socket
+        uses (client_address): every attack meets a fresh client, whatever the attacks before it closed."""
+        sockets = tcp_sockets()
+        address, used = client_address(sockets)
+        self.last_address = address
+        LOG.info("client source address %s (%s sockets on it; %s sockets in TIME_WAIT on the others)", address, used,
+                 sum(1 for sock in sockets if sock.state == TIME_WAIT and sock.local_ip != address))
         with open(raw, "wb") as out, open(err, "a" if append else "w") as log:
-            proc = subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", *flags),
+            proc = subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", f"-laddr={address}", *flags),
                                     stdout=out, stderr=log, stdin=subprocess.DEVNULL)
         self.procs.append(proc)  # stopped with the JVMs when the bench is interrupted
         return proc
@@ -561,24 +604,6 @@ class Bench:
         return {"mode": t.mode, "build": t.build, "asked": n, "opened": int(opened.split()[1]), "open_line": opened,
                 "before": before, "during": during}
 
-    def await_free_ports(self, needed: int) -> None:
-        """The connections a run closed (every timed-out request closes one) keep their local port in
-        TIME_WAIT for 60 s, and vegeta binds its sockets before connecting, so such a port is taken whatever
-        the next run's target. A run at C = 5,000 after blocking's 20,000 timeouts would find the
-        ephemeral range nearly empty and measure the client, not the server. Waits (at most 75 s) until
-        NEEDED ports and a margin of 1,000 are free."""
-        lo, hi = port_range()
-        waited = 0
-        while True:
-            free = hi - lo + 1 - sum(1 for port, _, _ in tcp_sockets() if lo <= port <= hi)
-            if free >= needed + 1000 or waited >= 75:
-                break
-            self.show(f"waiting for {needed + 1000:,} free ports ({free:,} free)")
-            time.sleep(5)
-            waited += 5
-        if waited:
-            LOG.info("waited %ss for closed connections to free their ports (%s of %s free)", waited, free, hi - lo + 1)
-
     def profile(self, name: str) -> tuple[int, dict | None]:
         """What the JFR recording profile-NAME.jfr says, next to it: the hottest methods (CPU samples every
         10 ms, the JDK's "profile" settings) and allocations in profile-NAME.txt, the CPU shares in
@@ -601,8 +626,7 @@ class Bench:
         # and never more than the file descriptors allow (vegeta's sockets plus a margin).
         timeout = max(s.latency_ms * 10, 5000)
         inflight = min(s.concurrency * 2, self.max_fds - 500)
-        self.await_free_ports(inflight)
-        tw = sum(1 for _, _, state in tcp_sockets() if state == TIME_WAIT)
+        tw = sum(1 for sock in tcp_sockets() if sock.state == TIME_WAIT)
         idle_rss, idle_threads = status_field(pid, "VmRSS"), status_field(pid, "Threads")
         targets_file = self.write_targets(f"{t.name}-{s.latency_ms}", f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}")
         raw = self.out / f"raw-{name}.bin"
@@ -619,7 +643,7 @@ class Bench:
         def sample(elapsed):  # memory, threads and connections under load, 3/4 into the run
             if not load and elapsed >= sample_at:
                 load.update(rss=status_field(pid, "VmRSS"), threads=status_field(pid, "Threads"),
-                            conns=sum(1 for port, _, state in tcp_sockets() if port == t.port and state == ESTABLISHED))
+                            conns=sum(1 for sock in tcp_sockets() if sock.local_port == t.port and sock.state == ESTABLISHED))
 
         # wait4: vegeta's own CPU time (taskset execs it: same process), is the load generator the limit?
         started = time.time()
@@ -647,6 +671,7 @@ class Bench:
                 "duration_s": self.opts.duration, "idle_rss_kib": idle_rss, "load_rss_kib": load["rss"], "idle_threads": idle_threads,
                 "load_threads": load["threads"], "connections": load["conns"], "event_loops": EVENT_LOOPS, "cpu_ms": cpu,
                 "others_cpu_ms": all_cpu - cpu, "wall_ms": wall, "max_in_flight": inflight, "time_wait_at_start": tw,
+                "client_address": self.last_address,
                 "loadgen_cpu_ms": vegeta_cpu_ms(usage), "listen_overflows": overflows, "sleeps_completed": sleeps,
                 "profile": f"profile-{name}.txt", "cpu_shares": shares, "vegeta": vegeta}
 
