@@ -56,6 +56,15 @@ PORT_BASE, BASELINE_PORT_BASE, FLOOR_PORT = 19080, 19180, 19079
 # The floor: /api/work of the reactive mode on bare Reactor Netty, no Spring (service/src/test/java/
 # io/livenesslab/service/FloorServer.java), built with the service's tests, run from its classes.
 FLOOR_MAIN = "io.livenesslab.service.FloorServer"
+# The load generator of the measured runs (--client): OpenLoopClient (service/src/test/java/io/livenesslab/
+# service/OpenLoopClient.java: Netty, one event loop, latency from each request's intended send time),
+# built with the floor from the service's tests; or vegeta. vegeta binds every socket before connecting,
+# and at C = 10,000 the kernel's search for a port to bind took most of its CPU (docs/benchmark.md).
+CLIENTS = ("openloop", "vegeta")
+OPENLOOP_MAIN = "io.livenesslab.service.OpenLoopClient"
+# C1 only: C2 compiling on the client's one CPU in the first seconds of a run at 10,000 req/s made it send
+# seconds late and open connections in a storm; with C1 the code is compiled in a fraction of a second.
+OPENLOOP_JVM = ["-XX:ActiveProcessorCount=1", "-XX:TieredStopAtLevel=1", "-Xms512m", "-Xmx512m"]
 # The warm-up (see warm_up): seconds of keep-alive clients (half that with a new connection each), clients.
 WARMUP_S, QUICK_WARMUP_S, WARMUP_WORKERS = 20, 4, 1000
 # --soak: the demo's rate (20 users at 1 request/s of 1 s), then 10 times that.
@@ -320,6 +329,7 @@ class BenchOptions:
     baseline: str | None = None
     service_args: list[str] = field(default_factory=list)
     floor: bool = True
+    client: str = "openloop"
     command: str = "scripts/bench.sh"
 
 
@@ -336,6 +346,7 @@ def options(args: argparse.Namespace, command: str = "scripts/bench.sh") -> Benc
         baseline=args.baseline,
         service_args=(args.service_args or "").split(),
         floor=getattr(args, "floor", True),
+        client=getattr(args, "client", None) or "openloop",
         command=command,
     )
 
@@ -357,6 +368,7 @@ class Bench:
         self.versions = versions()
         self.procs: list[subprocess.Popen] = []
         self.last_address = ""  # the source address of the last attack (client_address)
+        self.test_classpath = ""  # the floor's and OpenLoopClient's (ensure_test_classpath)
         self.pids: dict[str, int] = {}
         self.warmup_s = QUICK_WARMUP_S if opts.quick else WARMUP_S
         self.progress = self.task = None
@@ -409,9 +421,10 @@ class Bench:
         self.step("bench-jar", [str(service / "mvnw"), "-f", str(service / "pom.xml"), "-B", "-q", "package", "-DskipTests"])
         return jar
 
-    def ensure_floor(self) -> str:
-        """The floor's classpath: the service's classes and test classes (FloorServer is among the tests, so
-        it never goes into the jar or the image) and the test scope's dependencies, from Maven."""
+    def ensure_test_classpath(self) -> str:
+        """The classpath of the floor and the open-loop client: the service's classes and test classes
+        (FloorServer and OpenLoopClient are among the tests, so they never go into the jar or the image) and
+        the test scope's dependencies, from Maven (their versions: service/pom.xml's Spring Boot parent)."""
         service = ROOT / "service"
         cp_file = service / "target" / "floor.classpath"
         self.step("bench-floor", [str(service / "mvnw"), "-f", str(service / "pom.xml"), "-B", "-q", "test-compile",
@@ -512,6 +525,16 @@ class Bench:
             proc = subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", f"-laddr={address}", *flags),
                                     stdout=out, stderr=log, stdin=subprocess.DEVNULL)
         self.procs.append(proc)  # stopped with the JVMs when the bench is interrupted
+        return proc
+
+    def openloop(self, url: str, report: Path, err: Path, rate: int, duration: int, timeout: int, connections: int) -> subprocess.Popen:
+        """OpenLoopClient (OPENLOOP_MAIN) on the load generator's CPU, its JSON report (vegeta's shape) to
+        REPORT. It connects without binding first, so the ports of closed connections cost it nothing."""
+        argv = self.on_loadgen(self.java_home / "bin" / "java", *OPENLOOP_JVM, "-cp", self.test_classpath, OPENLOOP_MAIN, f"--url={url}",
+                               f"--rate={rate}", f"--duration-s={duration}", f"--timeout-ms={timeout}", f"--max-connections={connections}")
+        with open(report, "w") as out, open(err, "w") as log:
+            proc = subprocess.Popen(argv, stdout=out, stderr=log, stdin=subprocess.DEVNULL)
+        self.procs.append(proc)
         return proc
 
     def report(self, raw: Path, kind: str = "json") -> str:
@@ -635,8 +658,14 @@ class Bench:
         # backlog took CPU from this one.
         self.jcmd(pid, "JFR.start", "name=bench", "settings=profile", check=True)
         cpu0, all0, t0, overflows0 = cpu_ms(pid), cpu_ms(*all_pids), time.monotonic(), listen_overflows()
-        attack = self.attack(targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={s.rate}/s", f"-duration={self.opts.duration}s",
-                             f"-timeout={timeout}ms", f"-max-workers={inflight}", f"-max-connections={inflight}")
+        url = f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}"
+        if self.opts.client == "openloop":
+            report_file = self.out / f"report-{name}.json"
+            attack = self.openloop(url, report_file, self.logs / f"client-{name}.log", rate=s.rate, duration=self.opts.duration,
+                                   timeout=timeout, connections=inflight)
+        else:
+            attack = self.attack(targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={s.rate}/s", f"-duration={self.opts.duration}s",
+                                 f"-timeout={timeout}ms", f"-max-workers={inflight}", f"-max-connections={inflight}")
         sample_at = max(self.opts.duration * 3 // 4, 1)
         load = {}
 
@@ -645,7 +674,7 @@ class Bench:
                 load.update(rss=status_field(pid, "VmRSS"), threads=status_field(pid, "Threads"),
                             conns=sum(1 for sock in tcp_sockets() if sock.local_port == t.port and sock.state == ESTABLISHED))
 
-        # wait4: vegeta's own CPU time (taskset execs it: same process), is the load generator the limit?
+        # wait4: the client's own CPU time (taskset execs it: same process), is the load generator the limit?
         started = time.time()
         status = usage = None
         while status is None:
@@ -664,14 +693,23 @@ class Bench:
         self.jcmd(pid, "JFR.stop", "name=bench", f"filename={self.out / f'profile-{name}.jfr'}", check=True)
         self.show(f"profile of {t.label}, L={s.latency_ms} ms C={s.concurrency:,}")
         sleeps, shares = self.profile(name)
-        vegeta = json.loads(self.report(raw))
+        if self.opts.client == "openloop":
+            text = report_file.read_text()
+            if attack.returncode or not text.strip():
+                raise SetupError(f"the open-loop client failed ({attack.returncode}) against {t.label}", f"see {self.logs / f'client-{name}.log'}")
+            vegeta = json.loads(text)
+            LOG.info("client: %s requests, %.1f%% answered, %s connections opened, sent late by %.0f ms at p99 (max %.0f ms)",
+                     vegeta["requests"], 100 * vegeta["success"], vegeta["connections_opened"], vegeta["send_lag_99th"] / 1e6,
+                     vegeta["send_lag_max"] / 1e6)
+        else:
+            vegeta = json.loads(self.report(raw))
+            raw.unlink()
         (self.out / f"report-{name}.json").write_text(json.dumps(vegeta) + "\n")
-        raw.unlink()
         return {"mode": t.mode, "build": t.build, "latency_ms": s.latency_ms, "concurrency": s.concurrency, "offered_rps": s.rate,
                 "duration_s": self.opts.duration, "idle_rss_kib": idle_rss, "load_rss_kib": load["rss"], "idle_threads": idle_threads,
                 "load_threads": load["threads"], "connections": load["conns"], "event_loops": EVENT_LOOPS, "cpu_ms": cpu,
                 "others_cpu_ms": all_cpu - cpu, "wall_ms": wall, "max_in_flight": inflight, "time_wait_at_start": tw,
-                "client_address": self.last_address,
+                "client": self.opts.client, "client_address": self.last_address if self.opts.client == "vegeta" else "127.0.0.1",
                 "loadgen_cpu_ms": vegeta_cpu_ms(usage), "listen_overflows": overflows, "sleeps_completed": sleeps,
                 "profile": f"profile-{name}.txt", "cpu_shares": shares, "vegeta": vegeta}
 
@@ -712,7 +750,7 @@ class Bench:
         lines = [f"machine: {os.cpu_count()} CPUs, {mem_kib / 1048576:.0f} GiB, {os_name}",
                  f"date: {datetime.now(timezone.utc):%Y-%m-%dT%H:%MZ}",
                  f"java: {java[0] if java else '?'}",
-                 f"vegeta: {self.versions.get('VEGETA_VERSION')}; service: {self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}); "
+                 f"client: {self.opts.client}; vegeta: {self.versions.get('VEGETA_VERSION')}; service: {self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}); "
                  f"{EVENT_LOOPS} event loops; 1 CPU per JVM; warm-up {self.warmup_s}s from {WARMUP_WORKERS} keep-alive clients + "
                  f"{self.warmup_s // 2}s new connections"]
         if baseline:
@@ -742,7 +780,9 @@ class Bench:
                 jar = self.ensure_jar()
                 baseline = self.ensure_baseline_jar(o.baseline) if o.baseline else None
                 # The floor is the reactive mode's: one more row wherever reactive is measured (not in a soak).
-                floor = self.ensure_floor() if o.floor and "reactive" in modes and not o.soak else ""
+                test_classpath = self.ensure_test_classpath() if (o.floor and "reactive" in modes or o.client == "openloop") and not o.soak else ""
+                self.test_classpath = test_classpath
+                floor = test_classpath if o.floor and "reactive" in modes and not o.soak else ""
                 try:
                     return self.measure(targets(modes, known, jar, baseline, floor), modes, baseline)
                 finally:

@@ -205,7 +205,7 @@ def table(rows, machine):
     lines = [
         "; ".join(machine),
         "",
-        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | vegeta CPU | accept queue overflows | profile |",
+        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | client CPU | accept queue overflows | profile |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -236,7 +236,7 @@ def table(rows, machine):
         "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
         "Server finished: the waits the server completed per second, answered in time or not (JFR's jdk.ThreadSleep events; reactive waits on timers, so none).",
-        f"vegeta CPU: the load generator's share of its own CPU over the run; from {CLIENT_BOUND:.0%} on the client, not the server, is the limit (client-bound).",
+        f"client CPU: the load generator's (the bench's open-loop client or vegeta, results.jsonl: client) share of its own CPU over the run; from {CLIENT_BOUND:.0%} on the client, not the server, is the limit (client-bound).",
         "Accept queue overflows: connections the kernel dropped during the run because the JVM's accept queue was full (TcpExt ListenOverflows); each costs its client a SYN retransmit of 1 s or more.",
         "Profile: the run's JFR recording (profile-*.jfr, the JDK's `profile` settings) as its hottest methods and allocations (profile-*.txt).",
     ]
@@ -247,7 +247,7 @@ def floor_table(rows):
     """floor.md: what Spring WebFlux and the actuator cost over the floor (reactive's /api/work on bare
     Reactor Netty), per scenario: CPU per answer and p99 - L of each mode's row against the floor's."""
     floors = {(r["latency_ms"], r["concurrency"]): r for r in rows if r["mode"] == "floor"}
-    lines = ["| mode | L | C | CPU per answer (floor) | x floor (target <= 1.5) | p99 - L (floor) | over the floor at p99 | errors (floor) | vegeta CPU |",
+    lines = ["| mode | L | C | CPU per answer (floor) | x floor (target <= 1.5) | p99 - L (floor) | over the floor at p99 | errors (floor) | client CPU |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         f = floors.get((r["latency_ms"], r["concurrency"]))
@@ -263,7 +263,7 @@ def floor_table(rows):
     lines += ["",
               "The floor: the same /api/work (the service's Latency rules, Mono.delay, Jackson's JSON, the same event loops, heap and "
               "CPU) on bare Reactor Netty, without Spring WebFlux, the actuator, the meters or the router "
-              "(service/src/test/java/io/livenesslab/service/FloorServer.java). vegeta CPU: the mode's run / the floor's run."]
+              "(service/src/test/java/io/livenesslab/service/FloorServer.java). client CPU: the mode's run / the floor's run."]
     return "\n".join(lines) + "\n"
 
 

@@ -38,6 +38,7 @@ def run_cli(*args):
     (["--modes", ","], "--modes"),
     (["--baseline", " "], "--baseline"),
     (["--service-args"], "--service-args"),
+    (["--client", "wrk"], "--client"),
     (["--bogus"], "--bogus"),
 ])
 def test_a_bad_flag_is_a_usage_error_naming_it(args, flag):
@@ -52,7 +53,7 @@ def test_help_names_every_flag_and_the_exit_codes():
     done = run_cli("--help")
     assert done.returncode == 0
     for flag in ("--duration", "--modes", "--scenarios", "--quick", "--idle-connections", "--soak", "--baseline", "--service-args",
-                 "--no-floor"):
+                 "--no-floor", "--client"):
         assert flag in done.stdout
     assert "3         usage or set-up error" in done.stdout
 
@@ -71,6 +72,11 @@ def test_quick_sets_smaller_defaults_and_flags_given_override_them():
     assert (o.duration, o.idle_connections, o.scenarios) == (7, 0, [Scenario(500, 50)])
     o = bench.options(parse(["bench"]))
     assert (o.duration, o.idle_connections, o.scenarios) == (20, 10000, scenarios(bench.DEFAULT_SCENARIOS))
+
+
+def test_the_measured_runs_use_the_open_loop_client_unless_vegeta_is_asked_for():
+    assert bench.options(parse(["bench"])).client == "openloop"
+    assert bench.options(parse(["bench", "--client", "vegeta"])).client == "vegeta"
 
 
 def test_service_args_may_start_with_a_dash_and_split_at_spaces():
