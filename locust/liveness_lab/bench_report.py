@@ -245,7 +245,7 @@ def table(rows, machine):
         "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
         "Server finished: the waits the server completed per second, answered in time or not (JFR's jdk.ThreadSleep events; reactive waits on timers, so none).",
-        f"client CPU: the load generator's (the bench's open-loop client or vegeta, results.jsonl: client) share of its own CPU over the run; from {CLIENT_BOUND:.0%} on the client, not the server, is the limit (client-bound); 'N ms late': the open-loop client sent 1 % of its requests N ms or more after their intended time (counted in their latency).",
+        f"client CPU: the load generator's (the bench's open-loop client or vegeta, results.jsonl: client) share of its own CPU over the run; from {CLIENT_BOUND:.0%} on the client, not the server, is the limit (client-bound); 'N ms late': the open-loop client sent 1 % of its requests N ms or more after their intended time (counted in their latency): its own delay, or a wait for a connection once all it may open (2 x C) were busy with a slow server.",
         "Accept queue overflows: connections the kernel dropped during the run because the JVM's accept queue was full (TcpExt ListenOverflows); each costs its client a SYN retransmit of 1 s or more.",
         "Profile: the run's JFR recording (profile-*.jfr, the JDK's `profile` settings) as its hottest methods and allocations (profile-*.txt).",
     ]
