@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import ipaddress
 import json
 import os
 import platform
@@ -32,6 +33,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 from .console import LOG, log_file
 from .exits import SetupError
@@ -54,6 +56,15 @@ PORT_BASE, BASELINE_PORT_BASE, FLOOR_PORT = 19080, 19180, 19079
 # The floor: /api/work of the reactive mode on bare Reactor Netty, no Spring (service/src/test/java/
 # io/livenesslab/service/FloorServer.java), built with the service's tests, run from its classes.
 FLOOR_MAIN = "io.livenesslab.service.FloorServer"
+# The load generator of the measured runs (--client): OpenLoopClient (service/src/test/java/io/livenesslab/
+# service/OpenLoopClient.java: Netty, one event loop, latency from each request's intended send time),
+# built with the floor from the service's tests; or vegeta. vegeta binds every socket before connecting,
+# and at C = 10,000 the kernel's search for a port to bind took most of its CPU (docs/benchmark.md).
+CLIENTS = ("openloop", "vegeta")
+OPENLOOP_MAIN = "io.livenesslab.service.OpenLoopClient"
+# C1 only: C2 compiling on the client's one CPU in the first seconds of a run at 10,000 req/s made it send
+# seconds late and open connections in a storm; with C1 the code is compiled in a fraction of a second.
+OPENLOOP_JVM = ["-XX:ActiveProcessorCount=1", "-XX:TieredStopAtLevel=1", "-Xms512m", "-Xmx512m"]
 # The warm-up (see warm_up): seconds of keep-alive clients (half that with a new connection each), clients.
 WARMUP_S, QUICK_WARMUP_S, WARMUP_WORKERS = 20, 4, 1000
 # --soak: the demo's rate (20 users at 1 request/s of 1 s), then 10 times that.
@@ -193,8 +204,23 @@ def cpu_ms(*pids: int) -> int:
 ESTABLISHED, TIME_WAIT = "01", "06"
 
 
-def tcp_sockets(texts: list[str] | None = None) -> list[tuple[int, int, str]]:
-    """Every TCP socket (IPv4 and IPv6) as (local port, remote port, state)."""
+class Socket(NamedTuple):
+    local_ip: str
+    local_port: int
+    remote_port: int
+    state: str
+
+
+def _ip(hex_address: str) -> str:
+    """An address of /proc/net/tcp[6] (32-bit words in host order, little-endian here), IPv4-mapped IPv6
+    addresses as IPv4."""
+    raw = b"".join(bytes.fromhex(hex_address[i:i + 8])[::-1] for i in range(0, len(hex_address), 8))
+    address = ipaddress.ip_address(raw)
+    return str(getattr(address, "ipv4_mapped", None) or address)
+
+
+def tcp_sockets(texts: list[str] | None = None) -> list[Socket]:
+    """Every TCP socket (IPv4 and IPv6) as Socket(local address, local port, remote port, state)."""
     if texts is None:
         texts = []
         for name in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -205,8 +231,27 @@ def tcp_sockets(texts: list[str] | None = None) -> list[tuple[int, int, str]]:
         for line in text.splitlines()[1:]:
             f = line.split()
             if len(f) > 3:
-                found.append((int(f[1].rsplit(":", 1)[1], 16), int(f[2].rsplit(":", 1)[1], 16), f[3]))
+                local_ip, local_port = f[1].rsplit(":", 1)
+                found.append(Socket(_ip(local_ip), int(local_port, 16), int(f[2].rsplit(":", 1)[1], 16), f[3]))
     return found
+
+
+# The load generator's source addresses: on Linux all of 127.0.0.0/8 is the loopback interface's.
+CLIENT_ADDRESSES = [f"127.0.0.{n}" for n in range(2, 255)]
+
+
+def client_address(sockets: list[Socket]) -> tuple[str, int]:
+    """The source address for the next attack and how many sockets it has: the first of CLIENT_ADDRESSES
+    with none (else the one with fewest). vegeta binds every socket before connecting, and bind(2) takes no
+    port that a socket in TIME_WAIT (60 s after its connection closed) holds on the same address: after a
+    run at C = 5,000 (about 10,000 such sockets) the kernel searched most of the ephemeral range for every
+    new connection (inet_csk_bind_conflict), vegeta spent its CPU in the kernel and the next target met a
+    collapsed client. Ports are taken per address, so an address no socket uses is a fresh client."""
+    count: dict[str, int] = {}
+    for s in sockets:
+        count[s.local_ip] = count.get(s.local_ip, 0) + 1
+    address = min(CLIENT_ADDRESSES, key=lambda a: count.get(a, 0))  # the first of the fewest
+    return address, count.get(address, 0)
 
 
 def listen_overflows(text: str | None = None) -> int:
@@ -284,6 +329,7 @@ class BenchOptions:
     baseline: str | None = None
     service_args: list[str] = field(default_factory=list)
     floor: bool = True
+    client: str = "openloop"
     command: str = "scripts/bench.sh"
 
 
@@ -300,6 +346,7 @@ def options(args: argparse.Namespace, command: str = "scripts/bench.sh") -> Benc
         baseline=args.baseline,
         service_args=(args.service_args or "").split(),
         floor=getattr(args, "floor", True),
+        client=getattr(args, "client", None) or "openloop",
         command=command,
     )
 
@@ -320,6 +367,8 @@ class Bench:
         self.cache = Path(environ.get("LIVENESS_LAB_CACHE") or Path.home() / ".cache" / "liveness-lab")
         self.versions = versions()
         self.procs: list[subprocess.Popen] = []
+        self.last_address = ""  # the source address of the last attack (client_address)
+        self.test_classpath = ""  # the floor's and OpenLoopClient's (ensure_test_classpath)
         self.pids: dict[str, int] = {}
         self.warmup_s = QUICK_WARMUP_S if opts.quick else WARMUP_S
         self.progress = self.task = None
@@ -372,9 +421,10 @@ class Bench:
         self.step("bench-jar", [str(service / "mvnw"), "-f", str(service / "pom.xml"), "-B", "-q", "package", "-DskipTests"])
         return jar
 
-    def ensure_floor(self) -> str:
-        """The floor's classpath: the service's classes and test classes (FloorServer is among the tests, so
-        it never goes into the jar or the image) and the test scope's dependencies, from Maven."""
+    def ensure_test_classpath(self) -> str:
+        """The classpath of the floor and the open-loop client: the service's classes and test classes
+        (FloorServer and OpenLoopClient are among the tests, so they never go into the jar or the image) and
+        the test scope's dependencies, from Maven (their versions: service/pom.xml's Spring Boot parent)."""
         service = ROOT / "service"
         cp_file = service / "target" / "floor.classpath"
         self.step("bench-floor", [str(service / "mvnw"), "-f", str(service / "pom.xml"), "-B", "-q", "test-compile",
@@ -464,11 +514,27 @@ class Bench:
         return path
 
     def attack(self, targets_file: Path, raw: Path, err: Path, *flags: str, append: bool = False) -> subprocess.Popen:
-        """vegeta attack on the load generator's CPU, its results to RAW."""
+        """vegeta attack on the load generator's CPU, its results to RAW, from a loopback address no socket
+        uses (client_address): every attack meets a fresh client, whatever the attacks before it closed."""
+        sockets = tcp_sockets()
+        address, used = client_address(sockets)
+        self.last_address = address
+        LOG.info("client source address %s (%s sockets on it; %s sockets in TIME_WAIT on the others)", address, used,
+                 sum(1 for sock in sockets if sock.state == TIME_WAIT and sock.local_ip != address))
         with open(raw, "wb") as out, open(err, "a" if append else "w") as log:
-            proc = subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", *flags),
+            proc = subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", f"-laddr={address}", *flags),
                                     stdout=out, stderr=log, stdin=subprocess.DEVNULL)
         self.procs.append(proc)  # stopped with the JVMs when the bench is interrupted
+        return proc
+
+    def openloop(self, url: str, report: Path, err: Path, rate: int, duration: int, timeout: int, connections: int) -> subprocess.Popen:
+        """OpenLoopClient (OPENLOOP_MAIN) on the load generator's CPU, its JSON report (vegeta's shape) to
+        REPORT. It connects without binding first, so the ports of closed connections cost it nothing."""
+        argv = self.on_loadgen(self.java_home / "bin" / "java", *OPENLOOP_JVM, "-cp", self.test_classpath, OPENLOOP_MAIN, f"--url={url}",
+                               f"--rate={rate}", f"--duration-s={duration}", f"--timeout-ms={timeout}", f"--max-connections={connections}")
+        with open(report, "w") as out, open(err, "w") as log:
+            proc = subprocess.Popen(argv, stdout=out, stderr=log, stdin=subprocess.DEVNULL)
+        self.procs.append(proc)
         return proc
 
     def report(self, raw: Path, kind: str = "json") -> str:
@@ -561,24 +627,6 @@ class Bench:
         return {"mode": t.mode, "build": t.build, "asked": n, "opened": int(opened.split()[1]), "open_line": opened,
                 "before": before, "during": during}
 
-    def await_free_ports(self, needed: int) -> None:
-        """The connections a run closed (every timed-out request closes one) keep their local port in
-        TIME_WAIT for 60 s, and vegeta binds its sockets before connecting, so such a port is taken whatever
-        the next run's target. A run at C = 5,000 after blocking's 20,000 timeouts would find the
-        ephemeral range nearly empty and measure the client, not the server. Waits (at most 75 s) until
-        NEEDED ports and a margin of 1,000 are free."""
-        lo, hi = port_range()
-        waited = 0
-        while True:
-            free = hi - lo + 1 - sum(1 for port, _, _ in tcp_sockets() if lo <= port <= hi)
-            if free >= needed + 1000 or waited >= 75:
-                break
-            self.show(f"waiting for {needed + 1000:,} free ports ({free:,} free)")
-            time.sleep(5)
-            waited += 5
-        if waited:
-            LOG.info("waited %ss for closed connections to free their ports (%s of %s free)", waited, free, hi - lo + 1)
-
     def profile(self, name: str) -> tuple[int, dict | None]:
         """What the JFR recording profile-NAME.jfr says, next to it: the hottest methods (CPU samples every
         10 ms, the JDK's "profile" settings) and allocations in profile-NAME.txt, the CPU shares in
@@ -601,8 +649,7 @@ class Bench:
         # and never more than the file descriptors allow (vegeta's sockets plus a margin).
         timeout = max(s.latency_ms * 10, 5000)
         inflight = min(s.concurrency * 2, self.max_fds - 500)
-        self.await_free_ports(inflight)
-        tw = sum(1 for _, _, state in tcp_sockets() if state == TIME_WAIT)
+        tw = sum(1 for sock in tcp_sockets() if sock.state == TIME_WAIT)
         idle_rss, idle_threads = status_field(pid, "VmRSS"), status_field(pid, "Threads")
         targets_file = self.write_targets(f"{t.name}-{s.latency_ms}", f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}")
         raw = self.out / f"raw-{name}.bin"
@@ -611,17 +658,23 @@ class Bench:
         # backlog took CPU from this one.
         self.jcmd(pid, "JFR.start", "name=bench", "settings=profile", check=True)
         cpu0, all0, t0, overflows0 = cpu_ms(pid), cpu_ms(*all_pids), time.monotonic(), listen_overflows()
-        attack = self.attack(targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={s.rate}/s", f"-duration={self.opts.duration}s",
-                             f"-timeout={timeout}ms", f"-max-workers={inflight}", f"-max-connections={inflight}")
+        url = f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}"
+        if self.opts.client == "openloop":
+            report_file = self.out / f"report-{name}.json"
+            attack = self.openloop(url, report_file, self.logs / f"client-{name}.log", rate=s.rate, duration=self.opts.duration,
+                                   timeout=timeout, connections=inflight)
+        else:
+            attack = self.attack(targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={s.rate}/s", f"-duration={self.opts.duration}s",
+                                 f"-timeout={timeout}ms", f"-max-workers={inflight}", f"-max-connections={inflight}")
         sample_at = max(self.opts.duration * 3 // 4, 1)
         load = {}
 
         def sample(elapsed):  # memory, threads and connections under load, 3/4 into the run
             if not load and elapsed >= sample_at:
                 load.update(rss=status_field(pid, "VmRSS"), threads=status_field(pid, "Threads"),
-                            conns=sum(1 for port, _, state in tcp_sockets() if port == t.port and state == ESTABLISHED))
+                            conns=sum(1 for sock in tcp_sockets() if sock.local_port == t.port and sock.state == ESTABLISHED))
 
-        # wait4: vegeta's own CPU time (taskset execs it: same process), is the load generator the limit?
+        # wait4: the client's own CPU time (taskset execs it: same process), is the load generator the limit?
         started = time.time()
         status = usage = None
         while status is None:
@@ -640,13 +693,23 @@ class Bench:
         self.jcmd(pid, "JFR.stop", "name=bench", f"filename={self.out / f'profile-{name}.jfr'}", check=True)
         self.show(f"profile of {t.label}, L={s.latency_ms} ms C={s.concurrency:,}")
         sleeps, shares = self.profile(name)
-        vegeta = json.loads(self.report(raw))
+        if self.opts.client == "openloop":
+            text = report_file.read_text()
+            if attack.returncode or not text.strip():
+                raise SetupError(f"the open-loop client failed ({attack.returncode}) against {t.label}", f"see {self.logs / f'client-{name}.log'}")
+            vegeta = json.loads(text)
+            LOG.info("client: %s requests, %.1f%% answered, %s connections opened, sent late by %.0f ms at p99 (max %.0f ms)",
+                     vegeta["requests"], 100 * vegeta["success"], vegeta["connections_opened"], vegeta["send_lag_99th"] / 1e6,
+                     vegeta["send_lag_max"] / 1e6)
+        else:
+            vegeta = json.loads(self.report(raw))
+            raw.unlink()
         (self.out / f"report-{name}.json").write_text(json.dumps(vegeta) + "\n")
-        raw.unlink()
         return {"mode": t.mode, "build": t.build, "latency_ms": s.latency_ms, "concurrency": s.concurrency, "offered_rps": s.rate,
                 "duration_s": self.opts.duration, "idle_rss_kib": idle_rss, "load_rss_kib": load["rss"], "idle_threads": idle_threads,
                 "load_threads": load["threads"], "connections": load["conns"], "event_loops": EVENT_LOOPS, "cpu_ms": cpu,
                 "others_cpu_ms": all_cpu - cpu, "wall_ms": wall, "max_in_flight": inflight, "time_wait_at_start": tw,
+                "client": self.opts.client, "client_address": self.last_address if self.opts.client == "vegeta" else "127.0.0.1",
                 "loadgen_cpu_ms": vegeta_cpu_ms(usage), "listen_overflows": overflows, "sleeps_completed": sleeps,
                 "profile": f"profile-{name}.txt", "cpu_shares": shares, "vegeta": vegeta}
 
@@ -687,7 +750,7 @@ class Bench:
         lines = [f"machine: {os.cpu_count()} CPUs, {mem_kib / 1048576:.0f} GiB, {os_name}",
                  f"date: {datetime.now(timezone.utc):%Y-%m-%dT%H:%MZ}",
                  f"java: {java[0] if java else '?'}",
-                 f"vegeta: {self.versions.get('VEGETA_VERSION')}; service: {self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}); "
+                 f"client: {self.opts.client}; vegeta: {self.versions.get('VEGETA_VERSION')}; service: {self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}); "
                  f"{EVENT_LOOPS} event loops; 1 CPU per JVM; warm-up {self.warmup_s}s from {WARMUP_WORKERS} keep-alive clients + "
                  f"{self.warmup_s // 2}s new connections"]
         if baseline:
@@ -717,7 +780,9 @@ class Bench:
                 jar = self.ensure_jar()
                 baseline = self.ensure_baseline_jar(o.baseline) if o.baseline else None
                 # The floor is the reactive mode's: one more row wherever reactive is measured (not in a soak).
-                floor = self.ensure_floor() if o.floor and "reactive" in modes and not o.soak else ""
+                test_classpath = self.ensure_test_classpath() if (o.floor and "reactive" in modes or o.client == "openloop") and not o.soak else ""
+                self.test_classpath = test_classpath
+                floor = test_classpath if o.floor and "reactive" in modes and not o.soak else ""
                 try:
                     return self.measure(targets(modes, known, jar, baseline, floor), modes, baseline)
                 finally:

@@ -68,6 +68,9 @@ def figures(run):
         "server_rps": run["sleeps_completed"] / (run["wall_ms"] / 1000) if run.get("sleeps_completed") and run.get("wall_ms") else None,
         "thread_bound_rps": thread_bound,
         "listen_overflows": run.get("listen_overflows"),
+        # The open-loop client's own lateness: how long after its intended time a request was sent, p99
+        # (part of p99 - L that is the client's, not the server's; vegeta does not report it).
+        "client_late_p99_ms": vegeta["send_lag_99th"] / NS_PER_MS if "send_lag_99th" in vegeta else None,
         "profile": run.get("profile"),
     }
 
@@ -201,11 +204,16 @@ def memory_table(records):
     return "\n".join(lines) + "\n"
 
 
+def late(r) -> str:
+    """The open-loop client's p99 lateness, in the client CPU cells, where it was recorded."""
+    return f", {r['client_late_p99_ms']:,.0f} ms late" if r.get("client_late_p99_ms") is not None else ""
+
+
 def table(rows, machine):
     lines = [
         "; ".join(machine),
         "",
-        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | vegeta CPU | accept queue overflows | profile |",
+        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | client CPU | accept queue overflows | profile |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -218,6 +226,7 @@ def table(rows, machine):
         loadgen = f"{r['loadgen_cpu_busy']:.0%}" if r.get("loadgen_cpu_busy") is not None else "-"
         if r.get("loadgen_cpu_busy") is not None and r["loadgen_cpu_busy"] >= CLIENT_BOUND:
             loadgen += " (client-bound)"
+        loadgen += late(r)
         server = f"{r['server_rps']:,.1f}" if r.get("server_rps") is not None else "-"
         if r.get("server_rps") is not None and r["mode"] == "blocking":
             server += f" ({r['server_rps'] / r['thread_bound_rps']:.0%} of T/L)"
@@ -236,7 +245,7 @@ def table(rows, machine):
         "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
         "Server finished: the waits the server completed per second, answered in time or not (JFR's jdk.ThreadSleep events; reactive waits on timers, so none).",
-        f"vegeta CPU: the load generator's share of its own CPU over the run; from {CLIENT_BOUND:.0%} on the client, not the server, is the limit (client-bound).",
+        f"client CPU: the load generator's (the bench's open-loop client or vegeta, results.jsonl: client) share of its own CPU over the run; from {CLIENT_BOUND:.0%} on the client, not the server, is the limit (client-bound); 'N ms late': the open-loop client sent 1 % of its requests N ms or more after their intended time (counted in their latency): its own delay, or a wait for a connection once all it may open (2 x C) were busy with a slow server.",
         "Accept queue overflows: connections the kernel dropped during the run because the JVM's accept queue was full (TcpExt ListenOverflows); each costs its client a SYN retransmit of 1 s or more.",
         "Profile: the run's JFR recording (profile-*.jfr, the JDK's `profile` settings) as its hottest methods and allocations (profile-*.txt).",
     ]
@@ -247,7 +256,7 @@ def floor_table(rows):
     """floor.md: what Spring WebFlux and the actuator cost over the floor (reactive's /api/work on bare
     Reactor Netty), per scenario: CPU per answer and p99 - L of each mode's row against the floor's."""
     floors = {(r["latency_ms"], r["concurrency"]): r for r in rows if r["mode"] == "floor"}
-    lines = ["| mode | L | C | CPU per answer (floor) | x floor (target <= 1.5) | p99 - L (floor) | over the floor at p99 | errors (floor) | vegeta CPU |",
+    lines = ["| mode | L | C | CPU per answer (floor) | x floor (target <= 1.5) | p99 - L (floor) | over the floor at p99 | errors (floor) | client CPU |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         f = floors.get((r["latency_ms"], r["concurrency"]))
@@ -256,14 +265,14 @@ def floor_table(rows):
         mine, theirs = r.get("cpu_us_per_answer"), f.get("cpu_us_per_answer")
         ratio = f"{mine / theirs:.2f}" if mine and theirs else "-"
         cpu = f"{mine:,.0f} µs ({theirs:,.0f} µs)" if mine and theirs else "-"
-        loadgen = " / ".join(f"{x['loadgen_cpu_busy']:.0%}" if x.get("loadgen_cpu_busy") is not None else "-" for x in (r, f))
+        loadgen = " / ".join((f"{x['loadgen_cpu_busy']:.0%}" if x.get("loadgen_cpu_busy") is not None else "-") + late(x) for x in (r, f))
         lines.append(f"| {r['label']} | {r['latency_ms']} ms | {r['concurrency']:,} | {cpu} | {ratio} "
                      f"| {r['p99_over_l_ms']:,.0f} ms ({f['p99_over_l_ms']:,.0f} ms) | {r['p99_over_l_ms'] - f['p99_over_l_ms']:+,.0f} ms "
                      f"| {r['errors']:,} ({f['errors']:,}) | {loadgen} |")
     lines += ["",
               "The floor: the same /api/work (the service's Latency rules, Mono.delay, Jackson's JSON, the same event loops, heap and "
               "CPU) on bare Reactor Netty, without Spring WebFlux, the actuator, the meters or the router "
-              "(service/src/test/java/io/livenesslab/service/FloorServer.java). vegeta CPU: the mode's run / the floor's run."]
+              "(service/src/test/java/io/livenesslab/service/FloorServer.java). client CPU: the mode's run / the floor's run."]
     return "\n".join(lines) + "\n"
 
 

@@ -157,7 +157,7 @@ scripts/bench.sh).
 
 
 def add_bench(sub) -> argparse.ArgumentParser:
-    from .bench import DEFAULT_SCENARIOS, QUICK_SCENARIOS, scenarios
+    from .bench import CLIENTS, DEFAULT_SCENARIOS, QUICK_SCENARIOS, scenarios
 
     fmt = argparse.RawDescriptionHelpFormatter
     b = sub.add_parser("bench", prog="scripts/bench.sh", description=BENCH, epilog=ENV_BENCH + "\n" + BENCH_HELP, formatter_class=fmt,
@@ -178,6 +178,10 @@ def add_bench(sub) -> argparse.ArgumentParser:
                         "to hold a change against it (\"reactive (REF)\" in the tables); the jar is built once into the cache, keyed by commit")
     b.add_argument("--no-floor", dest="floor", action="store_false",
                    help="leave out the floor: reactive's /api/work on bare Reactor Netty, no Spring (a row wherever reactive runs)")
+    b.add_argument("--client", choices=CLIENTS, default="openloop",
+                   help="the load generator of the measured runs: openloop (default; the bench's own open-loop client on Netty, "
+                        "latency from each request's intended send time, service/src/test/java/.../OpenLoopClient.java) or vegeta; "
+                        "the warm-ups and the soak use vegeta")
     b.add_argument("--service-args", type=nonempty, default=None, metavar="ARGS",
                    help="more arguments for every service JVM, after the bench's own, split at spaces: Spring settings "
                         "(--management.observations.enable.http.server.requests=true) or JVM flags (-XX:...), to measure what one setting costs; recorded in machine.txt")

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 import yaml
@@ -37,6 +38,7 @@ def run_cli(*args):
     (["--modes", ","], "--modes"),
     (["--baseline", " "], "--baseline"),
     (["--service-args"], "--service-args"),
+    (["--client", "wrk"], "--client"),
     (["--bogus"], "--bogus"),
 ])
 def test_a_bad_flag_is_a_usage_error_naming_it(args, flag):
@@ -51,7 +53,7 @@ def test_help_names_every_flag_and_the_exit_codes():
     done = run_cli("--help")
     assert done.returncode == 0
     for flag in ("--duration", "--modes", "--scenarios", "--quick", "--idle-connections", "--soak", "--baseline", "--service-args",
-                 "--no-floor"):
+                 "--no-floor", "--client"):
         assert flag in done.stdout
     assert "3         usage or set-up error" in done.stdout
 
@@ -70,6 +72,11 @@ def test_quick_sets_smaller_defaults_and_flags_given_override_them():
     assert (o.duration, o.idle_connections, o.scenarios) == (7, 0, [Scenario(500, 50)])
     o = bench.options(parse(["bench"]))
     assert (o.duration, o.idle_connections, o.scenarios) == (20, 10000, scenarios(bench.DEFAULT_SCENARIOS))
+
+
+def test_the_measured_runs_use_the_open_loop_client_unless_vegeta_is_asked_for():
+    assert bench.options(parse(["bench"])).client == "openloop"
+    assert bench.options(parse(["bench", "--client", "vegeta"])).client == "vegeta"
 
 
 def test_service_args_may_start_with_a_dash_and_split_at_spaces():
@@ -154,9 +161,94 @@ def test_proc_readers():
            1: 0100007F:4A98 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 2 1
            2: 0100007F:D431 0100007F:4A98 06 00000000:00000000 00:00000000 00000000     0        0 3 1
         """)
-    assert bench.tcp_sockets([tcp]) == [(19096, 0, "0A"), (19096, 54321, "01"), (54321, 19096, "06")]
+    tcp6 = textwrap.dedent("""\
+          sl  local_address                         remote_address                        st tx_queue rx_queue
+           0: 0000000000000000FFFF00000200007F:D432 0000000000000000FFFF00000100007F:4A98 06 00000000:00000000
+           1: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000
+        """)
+    assert bench.tcp_sockets([tcp, tcp6]) == [("127.0.0.1", 19096, 0, "0A"), ("127.0.0.1", 19096, 54321, "01"),
+                                              ("127.0.0.1", 54321, 19096, "06"), ("127.0.0.2", 54322, 19096, "06"),
+                                              ("::1", 8080, 0, "0A")]
     assert bench.cpu_ms() == 0
     assert bench.status_field(1 << 30, "VmRSS") == 0  # no such process
+
+
+def test_each_attack_gets_a_source_address_no_socket_uses():
+    def sock(ip, state="06"):
+        return bench.Socket(ip, 40000, 19079, state)
+
+    assert bench.client_address([]) == ("127.0.0.2", 0)
+    # The last runs' connections in TIME_WAIT on 127.0.0.2 and open on 127.0.0.3: the next address.
+    assert bench.client_address([sock("127.0.0.1"), sock("127.0.0.2"), sock("127.0.0.3", "01")]) == ("127.0.0.4", 0)
+    # Every address used: the one with the fewest sockets.
+    busy = [sock(a) for a in bench.CLIENT_ADDRESSES for _ in range(2)]
+    busy.remove(sock("127.0.0.9"))
+    assert bench.client_address(busy) == ("127.0.0.9", 1)
+
+
+needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux") or not shutil.which("taskset"),
+                                 reason="the bench's loopback addresses and taskset are Linux's")
+
+
+@needs_linux
+def test_a_port_in_time_wait_is_taken_on_its_address_only():
+    """What client_address relies on: bind(2) refuses a port a socket in TIME_WAIT holds on the same
+    address (vegeta binds every socket before connecting) and gives it on another loopback address."""
+    import errno
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server_port = server.getsockname()[1]
+        client = socket.socket()
+        client.bind(("127.0.0.2", 0))
+        client.connect(server.getsockname())
+        port = client.getsockname()[1]
+        accepted, _ = server.accept()
+        client.close()  # the side that closes first holds the port in TIME_WAIT
+        accepted.close()
+        time.sleep(0.2)
+    assert ("127.0.0.2", port, server_port, bench.TIME_WAIT) in bench.tcp_sockets()
+    with socket.socket() as again, pytest.raises(OSError) as refused:
+        again.bind(("127.0.0.2", port))
+    assert refused.value.errno == errno.EADDRINUSE
+    with socket.socket() as elsewhere:
+        elsewhere.bind(("127.0.0.3", port))
+    assert bench.client_address(bench.tcp_sockets())[0] != "127.0.0.2"
+
+
+FAKE_VEGETA = """\
+#!/usr/bin/env python3
+# A stand-in for vegeta attack: one connection from -laddr to the port in $PORT, closed first (TIME_WAIT).
+import os, socket, sys
+laddr = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("-laddr="))
+print(laddr, flush=True)
+with socket.socket() as s:
+    s.bind((laddr, 0))
+    s.connect(("127.0.0.1", int(os.environ["PORT"])))
+"""
+
+
+@needs_linux
+def test_the_attack_after_one_that_left_time_wait_meets_a_fresh_client(tmp_path, monkeypatch):
+    import socket
+
+    fake = tmp_path / "vegeta"
+    fake.write_text(FAKE_VEGETA)
+    fake.chmod(0o755)
+    b = bench.Bench(bench.BenchOptions(), None)
+    b.vegeta, b.loadgen_cpu = fake, 0
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        monkeypatch.setenv("PORT", str(server.getsockname()[1]))
+        used = []
+        for i in range(2):
+            proc = b.attack(tmp_path / "targets.txt", tmp_path / f"raw-{i}", tmp_path / f"err-{i}")
+            assert proc.wait(timeout=30) == 0, (tmp_path / f"err-{i}").read_text()
+            server.accept()[0].close()
+            time.sleep(0.2)
+            used.append((tmp_path / f"raw-{i}").read_text().strip())
+    assert used[0] == b.last_address or used[1] == b.last_address
+    assert used[0] != used[1]  # the first left a port in TIME_WAIT on its address
+    assert all(a.startswith("127.0.0.") for a in used)
 
 
 def test_sleeps_completed_counts_the_sleeps_that_ran_their_time():
