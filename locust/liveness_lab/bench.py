@@ -775,7 +775,7 @@ class Bench:
             with log_file(self.logs / "bench.log"):
                 LOG.info("%s", o.command)
                 lo, hi = port_range()
-                LOG.info("file descriptors: %s; ephemeral ports: %s-%s; services on CPU %s, vegeta on CPU %s; report: %s",
+                LOG.info("file descriptors: %s; ephemeral ports: %s-%s; services on CPU %s, the load generator on CPU %s; report: %s",
                          self.max_fds, lo, hi, self.service_cpu, self.loadgen_cpu, self.out)
                 jar = self.ensure_jar()
                 baseline = self.ensure_baseline_jar(o.baseline) if o.baseline else None
