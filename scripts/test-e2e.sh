@@ -36,5 +36,6 @@ while [ $# -gt 0 ]; do
 done
 
 # The Pods and Live tabs are looked at in Debian's Chromium, driven by Playwright (never a downloaded browser).
-ensure_pkg chromium chromium
-exec_pytest tests/e2e ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}
+# LL_E2E_TESTS: scripts/test-multinode.sh runs its own suite with these arguments.
+[ -n "${LL_E2E_TESTS:-}" ] || ensure_pkg chromium chromium
+exec_pytest "${LL_E2E_TESTS:-tests/e2e}" ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}

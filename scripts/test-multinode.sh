@@ -18,17 +18,11 @@
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/venv.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-PYTEST_ARGS=()
-while [ $# -gt 0 ]; do
-  case $1 in
-    --keep) PYTEST_ARGS+=(--keep-cluster) ;;
-    -h | --help) ll_usage; exit 0 ;;
-    --) shift; for arg in "$@"; do PYTEST_ARGS+=("--cluster-up-arg=$arg"); done; break ;;
-    *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
-  esac
-  shift
-done
-
-exec_pytest tests/multinode ${PYTEST_ARGS[@]+"${PYTEST_ARGS[@]}"}
+# The same arguments as scripts/test-e2e.sh (but --no-lab), which runs the suite.
+case " $* " in
+  *" -h "* | *" --help "*) ll_usage; exit 0 ;;
+  *" --no-lab "*) printf 'error: unknown argument: --no-lab\n  fix: see %s --help\n' "$0" >&2; exit 2 ;;
+esac
+LL_E2E_TESTS=tests/multinode exec "$LL_ROOT/scripts/test-e2e.sh" "$@"
