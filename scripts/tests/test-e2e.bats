@@ -28,5 +28,6 @@ setup() {
 @test "test-multinode.sh refuses --no-lab (the e2e's option, not its)" {
   run --separate-stderr "$ROOT/scripts/test-multinode.sh" --no-lab
   assert_failure 2
+  # shellcheck disable=SC2154 # run --separate-stderr sets $stderr
   [[ $stderr == *"unknown argument: --no-lab"* ]] || fail "stderr: $stderr"
 }
