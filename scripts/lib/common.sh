@@ -35,15 +35,6 @@ ll_usage() {
   awk 'NR == 1 { next } /^set -o/ { exit } /^# shellcheck/ { next } { sub(/^# ?/, ""); print }' "$0"
 }
 
-# ll_os, ll_arch: this machine as release files name it (linux|darwin, amd64|arm64).
-ll_os() { uname -s | tr '[:upper:]' '[:lower:]'; }
-ll_arch() {
-  case $(uname -m) in
-    x86_64 | amd64) echo amd64 ;;
-    aarch64 | arm64) echo arm64 ;;
-    *) uname -m ;;
-  esac
-}
 LL_START=${LL_START:-$(ll_now)}
 
 # log MESSAGE: a progress line on stderr, with the seconds since the script started.
