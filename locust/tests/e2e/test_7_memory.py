@@ -1,0 +1,54 @@
+"""The reactive pod under many requests in flight, long enough for its heap to reach its maximum.
+
+900 ReactiveUsers of the release's own Locust (1 request/s of 1,000 ms each, so ~900 in flight) for 45 s.
+The heap fills to its cap in about 20 s; with the image's old `-XX:MaxRAMPercentage=75` the JVM's memory
+beyond the heap (metaspace, code cache, stacks, GC, malloc: ~170 MiB) then took the pod past its 512 MiB
+limit and the kernel killed it (OOMKilled, exit 137) at +30 s, twice out of two runs. The point of the
+demo is that this pod stays up, so a restart here, of any kind, fails the test.
+"""
+
+import time
+
+import pytest
+
+from liveness_lab import release as rel
+from liveness_lab.master import LocustMaster, ServiceProxy, phase_options
+
+from . import kind
+
+USERS, RAMP_S, HOLD_S = 900, 5, 45
+
+pytestmark = pytest.mark.usefixtures("cluster")
+
+
+def reactive_containers() -> list[dict]:
+    pods = kind.kubectl_json("get", "pods", "-n", kind.NAMESPACE, "-l",
+                             f"{kind.RELEASE_SELECTOR},app.kubernetes.io/component=reactive")["items"]
+    return [s for p in pods for s in p.get("status", {}).get("containerStatuses", [])]
+
+
+def test_the_reactive_pod_holds_900_requests_in_flight_without_running_out_of_memory():
+    api = rel.ClusterApi(kind.CONTEXT, kind.NAMESPACE, kind.RELEASE)
+    master = LocustMaster(ServiceProxy(api.api_client, kind.NAMESPACE, f"{kind.RELEASE}-locust-ui", "web"))
+    before = {s["name"]: s["restartCount"] for s in reactive_containers()}
+    assert before, "no reactive pod"
+    status = master.status()
+    assert status is not None and status.workers, f"the release's Locust master has no worker: {status}"
+    if status.busy:
+        master.stop()
+        time.sleep(5)
+    master.reset_stats()
+    master.swarm_shape(["ReactiveUser"], phase_options(USERS, RAMP_S, HOLD_S, 0, 0, 1000, 1))
+    try:
+        time.sleep(RAMP_S + HOLD_S)
+        stats = master.call("GET", "/stats/requests").json()
+    finally:
+        master.stop()
+    total = stats["stats"][-1]
+    after = reactive_containers()
+    killed = [(s["name"], s.get("lastState", {}).get("terminated", {}).get("reason")) for s in after
+              if s["restartCount"] != before.get(s["name"], s["restartCount"])]
+    assert not killed, f"the reactive pod restarted under {USERS} requests in flight (container, last termination): {killed}"
+    # ~900 req/s for 50 s; a pod that stopped answering for more than a few seconds has far fewer.
+    assert total["num_requests"] >= USERS * HOLD_S * 0.8, total
+    assert total["num_failures"] == 0, stats.get("errors")
