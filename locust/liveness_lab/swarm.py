@@ -17,7 +17,7 @@ from .console import LOG
 from .exits import SetupError
 from .kube import Kube, KubeUnavailable, pod_record
 from .master import MasterUnavailable
-from .variants import SERVICE_PORT
+from .variants import SERVICE_PORT, fullname
 
 DEFAULT_UI = "http://127.0.0.1:8089"
 # Locust runner states in which users are (or are about to be) sending requests.
@@ -34,12 +34,12 @@ def locust_ui_service(services: dict | None, release: str) -> str:
     """The name of the release's Locust web UI Service among SERVICES (the release's, API JSON): the one of
     component locust with a port named web. The chart names it <fullname>-locust-ui, and its fullname is the
     release's name only when that contains the chart's (release "bob" has bob-liveness-lab-locust-ui);
-    ``<release>-locust-ui`` when the Services could not be read."""
+    that name, from the release's, when the Services could not be read."""
     for svc in (services or {}).get("items", []):
         labels = svc["metadata"].get("labels") or {}
         if labels.get("app.kubernetes.io/component") == "locust" and any(p.get("name") == "web" for p in (svc.get("spec") or {}).get("ports") or []):
             return svc["metadata"]["name"]
-    return f"{release}-locust-ui"
+    return f"{fullname(release)}-locust-ui"
 
 
 def release_master(api, environ=os.environ, log_path=None):

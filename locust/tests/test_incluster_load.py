@@ -362,7 +362,8 @@ def test_a_release_whose_name_lacks_the_charts_is_found_by_its_labels():
     assert load.choose_load("auto", bob, ["blocking", "reactive"], "bob", probe=lambda port: None)[0] == "host"
     assert swarm.locust_ui_service(bob, "bob") == "bob-liveness-lab-locust-ui"
     assert swarm.locust_ui_service(services("services-nodeport.json"), "liveness-lab") == "liveness-lab-locust-ui"
-    assert swarm.locust_ui_service(None, "bob") == "bob-locust-ui"
+    assert swarm.locust_ui_service(None, "bob") == "bob-liveness-lab-locust-ui"
+    assert swarm.locust_ui_service(None, "liveness-lab") == "liveness-lab-locust-ui"
 
 
 def test_an_event_of_a_release_whose_name_lacks_the_charts_is_its_variants(monkeypatch):
