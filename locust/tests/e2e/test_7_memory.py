@@ -12,7 +12,8 @@ import time
 import pytest
 
 from liveness_lab import release as rel
-from liveness_lab.master import LocustMaster, ServiceProxy, phase_options
+from liveness_lab.master import phase_options
+from liveness_lab.swarm import release_master
 
 from . import kind
 
@@ -28,8 +29,8 @@ def reactive_containers() -> list[dict]:
 
 
 def test_the_reactive_pod_holds_900_requests_in_flight_without_running_out_of_memory():
-    api = rel.ClusterApi(kind.CONTEXT, kind.NAMESPACE, kind.RELEASE)
-    master = LocustMaster(ServiceProxy(api.api_client, kind.NAMESPACE, f"{kind.RELEASE}-locust-ui", "web"))
+    # The release's master through the API server, as a scripted run with --load cluster finds it.
+    master = release_master(rel.ClusterApi(kind.CONTEXT, kind.NAMESPACE, kind.RELEASE), environ={})
     before = {s["name"]: s["restartCount"] for s in reactive_containers()}
     assert before, "no reactive pod"
     status = master.status()
