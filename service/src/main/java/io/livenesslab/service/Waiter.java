@@ -8,6 +8,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.netty.resources.ConnectionProvider;
@@ -64,15 +65,20 @@ final class Waiter {
 			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000);
 	}
 
-	/** Waits {@code latency}; the result names the thread that did the waiting. */
-	Mono<String> await(Duration latency) {
+	/**
+	 * Waits {@code latency}; the result names the thread that did the waiting. A reactive wait without a
+	 * downstream is a timer on {@code loop}, the connection's event loop ({@link LoopTimer}), or, without
+	 * one, {@code Mono.delay}.
+	 */
+	Mono<String> await(Duration latency, EventLoop loop) {
 		if (!this.mode.blockingCall()) {
 			return Mono.defer(() -> {
 				String thread = Thread.currentThread().getName();
-				Mono<?> wait = (this.reactiveClient != null)
-						? this.reactiveClient.get().uri(downstreamUri(latency)).retrieve().toBodilessEntity()
-						: Mono.delay(latency);
-				return wait.thenReturn(thread);
+				if (this.reactiveClient != null) {
+					return this.reactiveClient.get().uri(downstreamUri(latency)).retrieve().toBodilessEntity()
+						.thenReturn(thread);
+				}
+				return (loop != null) ? LoopTimer.after(latency, loop, thread) : Mono.delay(latency).thenReturn(thread);
 			});
 		}
 		Mono<String> call = Mono.fromCallable(() -> {

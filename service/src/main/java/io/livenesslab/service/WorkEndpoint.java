@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.Gauge;
+import io.netty.channel.EventLoop;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.swagger.v3.oas.annotations.Operation;
@@ -21,6 +22,7 @@ import reactor.core.publisher.Mono;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
@@ -113,11 +115,11 @@ class WorkEndpoint {
 					.parse(param(request, LATENCY_MS), param(request, MIN_MS), param(request, MAX_MS), param(request, MIX),
 							this.properties.latencyMs(), this.properties.latencyMaxMs())
 					.next();
-				return work(latency);
+				return work(latency, LoopTimer.of(ServerHttpRequestDecorator.getNativeRequest(request.exchange().getRequest())));
 			}).flatMap((result) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(result));
 		}
 
-		private Mono<WorkResult> work(Duration latency) {
+		private Mono<WorkResult> work(Duration latency, EventLoop loop) {
 			long started = System.nanoTime();
 			int now = this.inFlight.incrementAndGet();
 			int cap = this.properties.maxInFlight();
@@ -125,7 +127,7 @@ class WorkEndpoint {
 				this.inFlight.decrementAndGet();
 				return Mono.error(new TooBusyException(cap));
 			}
-			return this.waiter.await(latency)
+			return this.waiter.await(latency, loop)
 				.map((thread) -> new WorkResult(this.properties.mode().label(), latency.toMillis(),
 						Duration.ofNanos(System.nanoTime() - started).toMillis(), thread, this.pod,
 						Math.max(now, this.inFlight.get()), this.properties.downstreamUrl() != null))
