@@ -201,7 +201,12 @@ def cpu_ms(*pids: int) -> int:
 
 
 # TCP states of /proc/net/tcp.
-ESTABLISHED, TIME_WAIT = "01", "06"
+ESTABLISHED, SYN_RECV, TIME_WAIT = "01", "03", "06"
+
+# How long the kernel retransmits a SYN-ACK (net.ipv4.tcp_synack_retries = 5: 1 + 2 + 4 + 8 + 16 + 32 s)
+# for a handshake a listener could not yet accept, plus a margin: the longest a run's connections can
+# go on counting accept queue overflows after it ended.
+SYNACK_RETRIES_S = 63 + 7
 
 
 class Socket(NamedTuple):
@@ -256,12 +261,20 @@ def client_address(sockets: list[Socket]) -> tuple[str, int]:
 
 def listen_overflows(text: str | None = None) -> int:
     """The kernel's count of connections dropped because a listener's accept queue was full (TcpExt
-    ListenOverflows, this network namespace). During a run only the measured JVM accepts, so the run's
+    ListenOverflows, this network namespace). During a run only the measured JVM accepts new connections
+    and the bench starts it once the earlier runs' handshakes have ended (settle), so the run's
     difference is its own: a client whose handshakes wait for SYN retransmits (1 s, 3 s, ...) measures
     the accept path, not Little's law."""
     text = Path("/proc/net/netstat").read_text() if text is None else text
     rows = [line.split() for line in text.splitlines() if line.startswith("TcpExt:")]
     return int(dict(zip(rows[0], rows[1]))["ListenOverflows"])
+
+
+def half_open(sockets: list[Socket], ports) -> int:
+    """The handshakes (SYN_RECV) waiting on the listeners of PORTS: while a JVM's accept queue is full
+    (blocking's, long after its run), each SYN-ACK retransmit and the client's answer to it count
+    another ListenOverflows, whichever run is being measured then."""
+    return sum(1 for sock in sockets if sock.state == SYN_RECV and sock.local_port in ports)
 
 
 def port_range() -> tuple[int, int]:
@@ -641,6 +654,29 @@ class Bench:
         (self.out / f"profile-{name}.cpu.json").write_text(json.dumps(shares) + "\n")
         return sleeps_completed(self.jfr("print", "--events", "jdk.ThreadSleep", str(jfr)).stdout), shares
 
+    def settle(self, ts: list[Target]) -> None:
+        """Lets the last run's connections close: at least 3 s, then until no listener has a handshake
+        waiting and the kernel's ListenOverflows stood still for 2 s (at most SYNACK_RETRIES_S), so the
+        next run's overflows are its own, not those of a JVM still draining an earlier backlog."""
+        self.show("letting the last run's connections close")
+        time.sleep(3)
+        ports, started = {t.port for t in ts}, time.monotonic()
+        first = last = listen_overflows()
+        still_since = started
+        while time.monotonic() - started < SYNACK_RETRIES_S:
+            waiting = half_open(tcp_sockets(), ports)
+            now = listen_overflows()
+            if now != last:
+                last, still_since = now, time.monotonic()
+            if not waiting and time.monotonic() - still_since >= 2:
+                break
+            self.show(f"waiting for {waiting:,} half-open handshakes to end")
+            time.sleep(0.5)
+        waited = time.monotonic() - started
+        if waited >= 2.5:
+            LOG.info("waited %.0f s more for the listeners to settle: %s accept queue overflows counted meanwhile, %s handshakes still half-open",
+                     waited, f"{last - first:,}", f"{half_open(tcp_sockets(), ports):,}")
+
     def run_one(self, t: Target, s: Scenario) -> dict:
         """One open-loop run of S against T, its figures."""
         pid, name, all_pids = self.pids[t.name], f"{t.name}-{s.latency_ms}-{s.concurrency}", list(self.pids.values())
@@ -826,8 +862,7 @@ class Bench:
                     LOG.info("L=%s ms C=%s (%s req/s offered) -> %s", s.latency_ms, s.concurrency, s.rate, t.label)
                     append_json(out / "results.jsonl", self.run_one(t, s))
                     self.advance()
-                    self.show("letting the last run's connections close")
-                    time.sleep(3)
+                    self.settle(ts)
         finally:
             self.stop_progress()
         (out / "machine.txt").write_text(self.machine(ts, baseline))

@@ -49,6 +49,10 @@ def figures(run):
         "of_thread_bound": achieved / thread_bound,
         "p50_over_l_ms": lat.get("50th", 0) / NS_PER_MS - latency_ms,
         "p99_over_l_ms": lat.get("99th", 0) / NS_PER_MS - latency_ms,
+        # The open-loop client's requests due in the run's second half: the steady state, without the
+        # first seconds' connection set-up (vegeta does not report it).
+        "p99_second_half_over_l_ms": (vegeta["latencies_second_half"]["99th"] / NS_PER_MS - latency_ms
+                                      if vegeta.get("latencies_second_half", {}).get("count") else None),
         "requests": requests,
         "errors": errors,
         "idle_rss_mib": run["idle_rss_kib"] / 1024,
@@ -204,6 +208,12 @@ def memory_table(records):
     return "\n".join(lines) + "\n"
 
 
+def p99(r) -> str:
+    """p99 - L, and that of the run's second half where the client recorded it."""
+    half = r.get("p99_second_half_over_l_ms")
+    return f"{r['p99_over_l_ms']:,.0f} ms" + (f" (2nd half {half:,.0f} ms)" if half is not None else "")
+
+
 def late(r) -> str:
     """The open-loop client's p99 lateness, in the client CPU cells, where it was recorded."""
     return f", {r['client_late_p99_ms']:,.0f} ms late" if r.get("client_late_p99_ms") is not None else ""
@@ -234,14 +244,14 @@ def table(rows, machine):
         overflows = f"{r['listen_overflows']:,}" if r.get("listen_overflows") is not None else "-"
         lines.append(
             f"| {r['label']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
-            f"| {r['achieved_rps']:,.0f} | {of} | {server} | {r['p50_over_l_ms']:,.0f} ms | {r['p99_over_l_ms']:,.0f} ms "
+            f"| {r['achieved_rps']:,.0f} | {of} | {server} | {r['p50_over_l_ms']:,.0f} ms | {p99(r)} "
             f"| {r['errors']:,} of {r['requests']:,} | {r['idle_rss_mib']:.0f} / {r['load_rss_mib']:.0f} MiB "
             f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} | {loadgen} | {overflows} | {profile} |"
         )
     lines += [
         "",
         "C/L: Little's law bound (throughput = concurrency / latency). T/L: blocking's own bound, T = 4 event loops.",
-        "p50 - L, p99 - L: what the server added to the requested latency. Errors: timeouts (10 x L, at least 5 s) and refusals.",
+        "p50 - L, p99 - L: what the server added to the requested latency; 2nd half: p99 - L of the requests due in the run's second half (the open-loop client's), its connections made. Errors: timeouts (10 x L, at least 5 s) and refusals.",
         "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
         "Server finished: the waits the server completed per second, answered in time or not (JFR's jdk.ThreadSleep events; reactive waits on timers, so none).",
@@ -267,10 +277,10 @@ def floor_table(rows):
         cpu = f"{mine:,.0f} µs ({theirs:,.0f} µs)" if mine and theirs else "-"
         loadgen = " / ".join((f"{x['loadgen_cpu_busy']:.0%}" if x.get("loadgen_cpu_busy") is not None else "-") + late(x) for x in (r, f))
         lines.append(f"| {r['label']} | {r['latency_ms']} ms | {r['concurrency']:,} | {cpu} | {ratio} "
-                     f"| {r['p99_over_l_ms']:,.0f} ms ({f['p99_over_l_ms']:,.0f} ms) | {r['p99_over_l_ms'] - f['p99_over_l_ms']:+,.0f} ms "
+                     f"| {p99(r)} ({p99(f)}) | {r['p99_over_l_ms'] - f['p99_over_l_ms']:+,.0f} ms "
                      f"| {r['errors']:,} ({f['errors']:,}) | {loadgen} |")
     lines += ["",
-              "The floor: the same /api/work (the service's Latency rules, Mono.delay, Jackson's JSON, the same event loops, heap and "
+              "The floor: the same /api/work (the service's Latency rules, its timer on the connection's event loop, Jackson's JSON, the same event loops, heap and "
               "CPU) on bare Reactor Netty, without Spring WebFlux, the actuator, the meters or the router "
               "(service/src/test/java/io/livenesslab/service/FloorServer.java). client CPU: the mode's run / the floor's run."]
     return "\n".join(lines) + "\n"

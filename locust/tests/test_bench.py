@@ -173,6 +173,15 @@ def test_proc_readers():
     assert bench.status_field(1 << 30, "VmRSS") == 0  # no such process
 
 
+def test_half_open_counts_the_handshakes_waiting_on_the_given_listeners_only():
+    S = bench.Socket
+    sockets = [S("127.0.0.1", 19096, 0, "0A"), S("127.0.0.1", 19096, 40001, "03"), S("127.0.0.1", 19096, 40002, "03"),
+               S("127.0.0.1", 19097, 40003, "03"), S("127.0.0.1", 19096, 40004, "01"), S("127.0.0.2", 40005, 19096, "03")]
+    assert bench.half_open(sockets, {19096}) == 2
+    assert bench.half_open(sockets, {19096, 19097}) == 3
+    assert bench.half_open(sockets, {8080}) == 0
+
+
 def test_each_attack_gets_a_source_address_no_socket_uses():
     def sock(ip, state="06"):
         return bench.Socket(ip, 40000, 19079, state)
@@ -321,6 +330,8 @@ def test_the_floor_table_holds_each_mode_against_the_floor_of_its_scenario(tmp_p
     # A floor run at L = 100 ms: half the reactive run's CPU, 10 ms less at p99.
     floor = json.loads(json.dumps(reactive)) | {"mode": "floor", "cpu_ms": reactive["cpu_ms"] // 2}
     floor["vegeta"]["latencies"]["99th"] -= 10_000_000
+    # The open-loop client's second half: 3 ms over L at p99 (the recorded vegeta runs have none).
+    floor["vegeta"]["latencies_second_half"] = {"50th": 100_500_000, "99th": 103_000_000, "count": 1500}
     with (out / "results.jsonl").open("a") as f:
         f.write(json.dumps(floor) + "\n")
     bench_report.main(out)
@@ -328,5 +339,6 @@ def test_the_floor_table_holds_each_mode_against_the_floor_of_its_scenario(tmp_p
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].split("|")[1:-1]]
     assert cells[4] == "2.00" and cells[6] == "+10 ms"
+    assert cells[5].endswith("(2nd half 3 ms))") and "2nd half" not in cells[5].split("(")[0]
     # Only the scenario the floor ran in: no row for L = 1 s.
     assert "| reactive | 1000 ms" not in (out / "floor.md").read_text()

@@ -19,8 +19,14 @@ final class LoopTimer {
 	private LoopTimer() {
 	}
 
-	/** Emits {@code value} after {@code latency} on {@code loop}; cancelling the wait cancels the task. */
+	/**
+	 * Emits {@code value} after {@code latency} on {@code loop}; cancelling the wait cancels the task.
+	 * Without a loop (a request that did not come through Reactor Netty), {@code Mono.delay}.
+	 */
 	static <T> Mono<T> after(Duration latency, EventLoop loop, T value) {
+		if (loop == null) {
+			return Mono.delay(latency).thenReturn(value);
+		}
 		return Mono.create((sink) -> {
 			var task = loop.schedule(() -> sink.success(value), latency.toNanos(), TimeUnit.NANOSECONDS);
 			sink.onCancel(() -> task.cancel(false));

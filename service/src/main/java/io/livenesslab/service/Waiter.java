@@ -67,8 +67,7 @@ final class Waiter {
 
 	/**
 	 * Waits {@code latency}; the result names the thread that did the waiting. A reactive wait without a
-	 * downstream is a timer on {@code loop}, the connection's event loop ({@link LoopTimer}), or, without
-	 * one, {@code Mono.delay}.
+	 * downstream is a timer on {@code loop}, the connection's event loop ({@link LoopTimer}).
 	 */
 	Mono<String> await(Duration latency, EventLoop loop) {
 		if (!this.mode.blockingCall()) {
@@ -78,7 +77,7 @@ final class Waiter {
 					return this.reactiveClient.get().uri(downstreamUri(latency)).retrieve().toBodilessEntity()
 						.thenReturn(thread);
 				}
-				return (loop != null) ? LoopTimer.after(latency, loop, thread) : Mono.delay(latency).thenReturn(thread);
+				return LoopTimer.after(latency, loop, thread);
 			});
 		}
 		Mono<String> call = Mono.fromCallable(() -> {

@@ -17,7 +17,7 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The benchmark's floor: {@code GET /api/work} of the reactive mode on bare Reactor Netty, no Spring.
  * The same parameters and rules ({@link Latency#parse}, 400 problem+json naming the parameter), the same
- * wait ({@code Mono.delay} on Reactor's parallel scheduler), the same JSON written by Jackson, and the
+ * wait (a timer on the connection's event loop, {@link LoopTimer}), the same JSON written by Jackson, and the
  * same event loops (Reactor Netty's defaults, so {@code -Dreactor.netty.ioWorkerCount} sets both). What it
  * leaves out is what Spring WebFlux and the actuator add: the handler chain, the router, the meters and the
  * observations. {@code scripts/bench.sh} runs it as one more row; it is built with the tests and never goes
@@ -92,7 +92,7 @@ public final class FloorServer {
 		}
 		long started = System.nanoTime();
 		int now = this.inFlight.incrementAndGet();
-		Mono<byte[]> body = Mono.delay(latency)
+		Mono<byte[]> body = LoopTimer.after(latency, LoopTimer.of(request), 0L)
 			.map((tick) -> JSON.writeValueAsBytes(new WorkEndpoint.WorkResult("floor", latency.toMillis(),
 					Duration.ofNanos(System.nanoTime() - started).toMillis(), Thread.currentThread().getName(), this.pod,
 					Math.max(now, this.inFlight.get()), false)))

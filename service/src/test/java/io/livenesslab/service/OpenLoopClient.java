@@ -52,7 +52,8 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>Arguments: {@code --url=http://127.0.0.1:PORT/PATH} {@code --rate=REQ_PER_S}
  * {@code --duration-s=N} {@code --timeout-ms=N} {@code --max-connections=N}. Prints one JSON report on
  * standard output, in the shape of {@code vegeta report -type=json} (nanoseconds; {@code success} a
- * ratio), plus {@code connections_opened} and {@code send_lag_99th} (how late the client itself sent).
+ * ratio), plus {@code connections_opened}, {@code send_lag_99th} (how late the client itself sent) and
+ * {@code latencies_second_half} (the requests due in the run's second half: its steady state).
  */
 public final class OpenLoopClient {
 
@@ -99,6 +100,9 @@ public final class OpenLoopClient {
 	private final Histogram latencies = new Histogram(TimeUnit.HOURS.toNanos(1), 4);
 
 	private final Histogram sendLag = new Histogram(TimeUnit.HOURS.toNanos(1), 2);
+
+	/** The latencies of the requests due in the run's second half: the steady state, its connections made. */
+	private final Histogram secondHalf = new Histogram(TimeUnit.HOURS.toNanos(1), 4);
 
 	private final Map<Integer, Long> statusCodes = new TreeMap<>();
 
@@ -274,7 +278,7 @@ public final class OpenLoopClient {
 	}
 
 	private void answered(Conn c, int status, long now) {
-		this.latencies.recordValue(Math.max(now - c.intended, 0));
+		record(c.intended, now);
 		this.statusCodes.merge(status, 1L, Long::sum);
 		if (status >= 200 && status < 400) {
 			this.successes++;
@@ -291,11 +295,19 @@ public final class OpenLoopClient {
 	}
 
 	private void fail(long intended, long now, String why) {
-		this.latencies.recordValue(Math.max(now - intended, 0));
+		record(intended, now);
 		this.statusCodes.merge(0, 1L, Long::sum);
 		this.errors.merge(why, 1L, Long::sum);
 		this.finished++;
 		this.lastAnswer = now;
+	}
+
+	private void record(long intended, long now) {
+		long latency = Math.max(now - intended, 0);
+		this.latencies.recordValue(latency);
+		if (intended >= intended(this.total / 2)) {
+			this.secondHalf.recordValue(latency);
+		}
 	}
 
 	private void addPending(long intended) {
@@ -330,6 +342,8 @@ public final class OpenLoopClient {
 		long duration = intended(this.total - 1) - this.start;
 		Map<String, Object> r = new LinkedHashMap<>();
 		r.put("latencies", lat);
+		r.put("latencies_second_half", Map.of("50th", this.secondHalf.getValueAtPercentile(50), "99th",
+				this.secondHalf.getValueAtPercentile(99), "count", this.secondHalf.getTotalCount()));
 		r.put("duration", duration);
 		r.put("wait", Math.max(this.lastAnswer - intended(this.total - 1), 0));
 		r.put("requests", this.total);

@@ -49,6 +49,7 @@ class OpenLoopClientTests {
 	}
 
 	@Test
+	@SuppressWarnings("unchecked")
 	void latencyRunsFromTheTimeARequestWasDueNotFromItsSend() throws Exception {
 		// One connection, 100 ms answers, a request due every 20 ms: the k-th is sent when the one before it
 		// is answered, about (k + 1) x 100 ms in, so it waited k x 80 ms for the connection. A client that
@@ -59,6 +60,10 @@ class OpenLoopClientTests {
 		assertThat(latency(report, "50th")).isGreaterThan(1500L);
 		assertThat(latency(report, "max")).isGreaterThan(3500L);
 		assertThat(((Number) report.get("send_lag_max")).longValue() / 1_000_000).isGreaterThan(3000L);
+		// The second half (the 25 due last) waited longest: its median is about 1 s above the whole run's.
+		Map<String, Object> half = (Map<String, Object>) report.get("latencies_second_half");
+		assertThat(((Number) half.get("count")).longValue()).isEqualTo(25L);
+		assertThat(((Number) half.get("50th")).longValue() / 1_000_000).isGreaterThan(latency(report, "50th") + 500);
 	}
 
 	@Test
