@@ -21,16 +21,13 @@ import reactor.core.publisher.Mono;
 
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.core.Ordered;
 import org.springframework.http.MediaType;
-import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
-import org.springframework.web.reactive.function.server.support.RouterFunctionMapping;
 
 /**
  * {@code GET /api/work}: waits the simulated latency the configured way and says how it went.
@@ -78,19 +75,6 @@ class WorkEndpoint {
 			.GET("/api/work", work::handle)
 			.onError(ProblemHandler::handles, ProblemHandler::render)
 			.build();
-	}
-
-	/**
-	 * {@code /api/work} asked first among the handler mappings. {@code DispatcherHandler} asks them in
-	 * order until one answers, and the actuator's comes first (order -100): without this one, every
-	 * request to {@code /api/work} first matched every actuator path and media type.
-	 */
-	@Bean
-	RouterFunctionMapping workMapping(RouterFunction<ServerResponse> workRoute, ServerCodecConfigurer codecs) {
-		RouterFunctionMapping mapping = new RouterFunctionMapping(workRoute);
-		mapping.setOrder(Ordered.HIGHEST_PRECEDENCE);
-		mapping.setMessageReaders(codecs.getReaders());
-		return mapping;
 	}
 
 	/** The answer of {@code /api/work}. */
