@@ -655,14 +655,14 @@ class Bench:
         return sleeps_completed(self.jfr("print", "--events", "jdk.ThreadSleep", str(jfr)).stdout), shares
 
     def settle(self, ts: list[Target]) -> None:
-        """Lets the last run's connections close: at least 3 s, then until no listener has a handshake
-        waiting and the kernel's ListenOverflows stood still for 2 s (at most SYNACK_RETRIES_S), so the
-        next run's overflows are its own, not those of a JVM still draining an earlier backlog."""
+        """Lets the last run's connections close: 3 s, then, while a listener has a handshake waiting or
+        the kernel's ListenOverflows moved in the last 2 s, longer (at most SYNACK_RETRIES_S), so the next
+        run's overflows are its own, not those of a JVM still draining an earlier backlog."""
         self.show("letting the last run's connections close")
+        ports, first = {t.port for t in ts}, listen_overflows()
         time.sleep(3)
-        ports, started = {t.port for t in ts}, time.monotonic()
-        first = last = listen_overflows()
-        still_since = started
+        started, last = time.monotonic(), listen_overflows()
+        still_since = started - 3 if last == first else started  # still through the 3 s, or not
         while time.monotonic() - started < SYNACK_RETRIES_S:
             waiting = half_open(tcp_sockets(), ports)
             now = listen_overflows()
@@ -673,8 +673,8 @@ class Bench:
             self.show(f"waiting for {waiting:,} half-open handshakes to end")
             time.sleep(0.5)
         waited = time.monotonic() - started
-        if waited >= 2.5:
-            LOG.info("waited %.0f s more for the listeners to settle: %s accept queue overflows counted meanwhile, %s handshakes still half-open",
+        if waited >= 0.5:
+            LOG.info("waited %.0f s more for the listeners to settle: %s accept queue overflows counted since the run, %s handshakes still half-open",
                      waited, f"{last - first:,}", f"{half_open(tcp_sockets(), ports):,}")
 
     def run_one(self, t: Target, s: Scenario) -> dict:

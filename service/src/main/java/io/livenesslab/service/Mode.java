@@ -21,7 +21,7 @@ enum Mode {
 	 * scheduler runs the call on the thread that subscribed, which is that event loop.
 	 */
 	BLOCKING(true, Schedulers::immediate),
-	/** Never blocks: a timer ({@code Mono.delay}) or a non-blocking {@code WebClient} call. */
+	/** Never blocks: a timer on the event loop ({@link LoopTimer}) or a non-blocking {@code WebClient} call. */
 	REACTIVE(false, Schedulers::immediate),
 	/** The same blocking call, moved to {@code Schedulers.boundedElastic()}. */
 	OFFLOADED(true, Schedulers::boundedElastic),
