@@ -204,8 +204,8 @@ def cpu_ms(*pids: int) -> int:
 ESTABLISHED, SYN_RECV, TIME_WAIT = "01", "03", "06"
 
 # How long the kernel retransmits a SYN-ACK (net.ipv4.tcp_synack_retries = 5: 1 + 2 + 4 + 8 + 16 + 32 s)
-# for a handshake a listener could not yet accept, plus a margin: the longest a run's connections can
-# go on counting accept queue overflows after it ended.
+# for a handshake a listener could not yet accept, plus a margin: the longest the bench waits after a run
+# for the listeners to settle (after blocking's runs the overflows went on for 51-53 s, docs/benchmark.md).
 SYNACK_RETRIES_S = 63 + 7
 
 
@@ -272,8 +272,8 @@ def listen_overflows(text: str | None = None) -> int:
 
 def half_open(sockets: list[Socket], ports) -> int:
     """The handshakes (SYN_RECV) waiting on the listeners of PORTS: while a JVM's accept queue is full
-    (blocking's, long after its run), each SYN-ACK retransmit and the client's answer to it count
-    another ListenOverflows, whichever run is being measured then."""
+    (blocking's, long after its run), a handshake it cannot accept can count ListenOverflows again,
+    whichever run is being measured then."""
     return sum(1 for sock in sockets if sock.state == SYN_RECV and sock.local_port in ports)
 
 
