@@ -7,9 +7,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.Gauge;
-import io.netty.channel.EventLoop;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.netty.channel.EventLoop;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
 import io.swagger.v3.oas.annotations.enums.ParameterIn;
@@ -115,7 +115,8 @@ class WorkEndpoint {
 					.parse(param(request, LATENCY_MS), param(request, MIN_MS), param(request, MAX_MS), param(request, MIX),
 							this.properties.latencyMs(), this.properties.latencyMaxMs())
 					.next();
-				return work(latency, LoopTimer.of(ServerHttpRequestDecorator.getNativeRequest(request.exchange().getRequest())));
+				EventLoop loop = LoopTimer.of(ServerHttpRequestDecorator.getNativeRequest(request.exchange().getRequest()));
+				return work(latency, loop);
 			}).flatMap((result) -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(result));
 		}
 
