@@ -324,6 +324,21 @@ def memory_figures(native_memory: str, heap_info: str, rss_kib: int) -> dict:
     return found
 
 
+GC_FLAG = re.compile(r"^\s*bool\s+Use(Serial|Parallel|G1|Z|Shenandoah|Epsilon)GC\s+=\s+true\b", re.M)
+SHENANDOAH_MODE = re.compile(r"^\s*ccstr\s+ShenandoahGCMode\s+=\s+(\w+)", re.M)
+
+
+def collector(flags_final: str) -> str:
+    """The collector a JVM runs with, from its -XX:+PrintFlagsFinal: the one it was given, else the one it
+    picked (Serial on one CPU); Shenandoah with its mode (satb, or generational)."""
+    found = GC_FLAG.search(flags_final)
+    if not found:
+        return "unknown"
+    name = found.group(1)
+    mode = SHENANDOAH_MODE.search(flags_final) if name == "Shenandoah" else None
+    return f"{name} ({mode.group(1)})" if mode else name
+
+
 def vegeta_cpu_ms(usage: resource.struct_rusage) -> int:
     return int((usage.ru_utime + usage.ru_stime) * 1000)
 
@@ -482,13 +497,16 @@ class Bench:
     def jfr(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(self.on_loadgen(self.java_home / "bin" / "jfr", *args), capture_output=True, text=True)
 
+    def jvm_flags(self) -> list[str]:
+        """Every service JVM's flags: one CPU, the heap, the event loops, then --service-args' JVM flags."""
+        return ["-XX:ActiveProcessorCount=1", f"-Xms{HEAP}", f"-Xmx{HEAP}", f"-Xmn{YOUNG}", f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
+                *(a for a in self.opts.service_args if a.startswith(("-XX:", "-D", "-X")))]
+
     def start(self, t: Target) -> None:
         """T's JVM on the services' CPU; --service-args split into JVM flags (-XX:, -D, -X) and Spring's."""
-        jvm = [a for a in self.opts.service_args if a.startswith(("-XX:", "-D", "-X"))]
-        spring = [a for a in self.opts.service_args if a not in jvm]
-        argv = ["taskset", "-c", str(self.service_cpu), str(self.java_home / "bin" / "java"), "-XX:ActiveProcessorCount=1",
-                f"-Xms{HEAP}", f"-Xmx{HEAP}", f"-Xmn{YOUNG}", f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
-                "-XX:NativeMemoryTracking=summary", *jvm,
+        spring = [a for a in self.opts.service_args if a not in self.jvm_flags()]
+        argv = ["taskset", "-c", str(self.service_cpu), str(self.java_home / "bin" / "java"), *self.jvm_flags(),
+                "-XX:NativeMemoryTracking=summary",
                 *(["-cp", t.classpath, FLOOR_MAIN] if t.classpath else ["-jar", str(t.jar)]), f"--server.port={t.port}",
                 f"--demo.mode={t.mode}", "--logging.level.root=WARN", *spring]
         with open(self.logs / f"service-{t.name}.log", "w") as log:
@@ -793,6 +811,9 @@ class Bench:
             lines.append(f"baseline: reactive as built at {baseline[0]} ({self.opts.baseline}), the rows marked ({baseline[0]})")
         if any(t.classpath for t in targets):
             lines.append("floor: reactive's /api/work on bare Reactor Netty, no Spring (FloorServer, the service's test classes)")
+        flags = subprocess.run([str(self.java_home / "bin" / "java"), *self.jvm_flags(), "-XX:+PrintFlagsFinal", "-version"],
+                               capture_output=True, text=True).stdout
+        lines.append(f"collector: {collector(flags)}")
         if self.opts.service_args:
             lines.append(f"service arguments: {' '.join(self.opts.service_args)}")
         return "\n".join(lines) + "\n"

@@ -297,6 +297,23 @@ def test_memory_figures_from_jcmd():
     assert bench.memory_figures(nmt, heap, 4321) == {"Java Heap": 1048576, "Class": 200, "Thread": 3000, "heap used": 124456, "RSS": 4321}
 
 
+def test_the_collector_is_the_one_the_jvm_runs_with():
+    picked = textwrap.dedent("""\
+            ccstr ShenandoahGCMode                         = satb                {product} {default}
+             bool UseAdaptiveSizePolicyWithSystemGC        = false               {product} {default}
+             bool UseG1GC                                  = false               {product} {default}
+             bool UseMaximumCompactionOnSystemGC           = true                {product} {default}
+             bool UseSerialGC                              = true                {product} {ergonomic}
+             bool UseShenandoahGC                          = false               {product} {default}
+        """)
+    given = picked.replace("= satb ", "= generational ").replace("UseSerialGC                              = true",
+                                                                     "UseSerialGC                              = false").replace(
+        "UseShenandoahGC                          = false", "UseShenandoahGC                          = true")
+    assert bench.collector(picked) == "Serial"
+    assert bench.collector(given) == "Shenandoah (generational)"
+    assert bench.collector("") == "unknown"
+
+
 def test_the_report_of_a_recorded_run(tmp_path):
     out = tmp_path / "bench"
     shutil.copytree(RECORDED, out)
