@@ -339,6 +339,14 @@ def collector(flags_final: str) -> str:
     return f"{name} ({mode.group(1)})" if mode else name
 
 
+def floor_line(service_args: list[str]) -> str:
+    """What the floor row ran: bare Reactor Netty, or one Spring layer more (--service-args --floor.layer=X)."""
+    layer = next((a.split("=", 1)[1] for a in service_args if a.startswith("--floor.layer=")), "netty")
+    if layer == "netty":
+        return "floor: reactive's /api/work on bare Reactor Netty, no Spring (FloorServer, the service's test classes)"
+    return f"floor: reactive's /api/work on Reactor Netty with Spring's {layer} layer (FloorServer --floor.layer={layer}, the service's test classes)"
+
+
 def vegeta_cpu_ms(usage: resource.struct_rusage) -> int:
     return int((usage.ru_utime + usage.ru_stime) * 1000)
 
@@ -810,7 +818,7 @@ class Bench:
         if baseline:
             lines.append(f"baseline: reactive as built at {baseline[0]} ({self.opts.baseline}), the rows marked ({baseline[0]})")
         if any(t.classpath for t in targets):
-            lines.append("floor: reactive's /api/work on bare Reactor Netty, no Spring (FloorServer, the service's test classes)")
+            lines.append(floor_line(self.opts.service_args))
         flags = subprocess.run([str(self.java_home / "bin" / "java"), *self.jvm_flags(), "-XX:+PrintFlagsFinal", "-version"],
                                capture_output=True, text=True).stdout
         lines.append(f"collector: {collector(flags)}")

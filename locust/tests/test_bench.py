@@ -314,6 +314,13 @@ def test_the_collector_is_the_one_the_jvm_runs_with():
     assert bench.collector("") == "unknown"
 
 
+def test_the_floor_line_says_which_layer_the_floor_ran():
+    assert "bare Reactor Netty, no Spring" in bench.floor_line(["-XX:+UseSerialGC"])
+    assert "bare Reactor Netty, no Spring" in bench.floor_line(["--floor.layer=netty"])
+    line = bench.floor_line(["--demo.x=1", "--floor.layer=webflux"])
+    assert "Spring's webflux layer" in line and "no Spring" not in line
+
+
 def test_the_report_of_a_recorded_run(tmp_path):
     out = tmp_path / "bench"
     shutil.copytree(RECORDED, out)
