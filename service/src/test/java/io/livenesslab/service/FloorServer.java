@@ -2,9 +2,9 @@ package io.livenesslab.service;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -93,7 +93,11 @@ public final class FloorServer {
 			}
 		}
 		int port = Integer.parseInt(options.getOrDefault("server.port", "8080"));
-		Layer layer = Layer.valueOf(options.getOrDefault("floor.layer", "netty").toUpperCase(Locale.ROOT));
+		String named = options.getOrDefault("floor.layer", "netty");
+		Layer layer = Arrays.stream(Layer.values())
+			.filter((each) -> each.name().equalsIgnoreCase(named))
+			.findFirst()
+			.orElseThrow(() -> new IllegalArgumentException("--floor.layer: netty, adapter or webflux, got '" + named + "'"));
 		FloorServer floor = new FloorServer(Long.parseLong(options.getOrDefault("demo.latency-ms", "1000")),
 				Long.parseLong(options.getOrDefault("demo.latency-max-ms", "60000")), layer);
 		floor.start("127.0.0.1", port).onDispose().block();
