@@ -324,6 +324,7 @@ def memory_figures(native_memory: str, heap_info: str, rss_kib: int) -> dict:
     return found
 
 
+JVM_FLAG = ("-XX:", "-D", "-X")  # a --service-args word that goes to the JVM, not to Spring
 GC_FLAG = re.compile(r"^\s*bool\s+Use(Serial|Parallel|G1|Z|Shenandoah|Epsilon)GC\s+=\s+true\b", re.M)
 SHENANDOAH_MODE = re.compile(r"^\s*ccstr\s+ShenandoahGCMode\s+=\s+(\w+)", re.M)
 
@@ -508,11 +509,11 @@ class Bench:
     def jvm_flags(self) -> list[str]:
         """Every service JVM's flags: one CPU, the heap, the event loops, then --service-args' JVM flags."""
         return ["-XX:ActiveProcessorCount=1", f"-Xms{HEAP}", f"-Xmx{HEAP}", f"-Xmn{YOUNG}", f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
-                *(a for a in self.opts.service_args if a.startswith(("-XX:", "-D", "-X")))]
+                *(a for a in self.opts.service_args if a.startswith(JVM_FLAG))]
 
     def start(self, t: Target) -> None:
         """T's JVM on the services' CPU; --service-args split into JVM flags (-XX:, -D, -X) and Spring's."""
-        spring = [a for a in self.opts.service_args if a not in self.jvm_flags()]
+        spring = [a for a in self.opts.service_args if not a.startswith(JVM_FLAG)]
         argv = ["taskset", "-c", str(self.service_cpu), str(self.java_home / "bin" / "java"), *self.jvm_flags(),
                 "-XX:NativeMemoryTracking=summary",
                 *(["-cp", t.classpath, FLOOR_MAIN] if t.classpath else ["-jar", str(t.jar)]), f"--server.port={t.port}",
