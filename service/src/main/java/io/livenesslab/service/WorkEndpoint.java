@@ -41,6 +41,8 @@ import org.springframework.web.reactive.function.server.ServerResponse;
 @Configuration(proxyBeanMethods = false)
 class WorkEndpoint {
 
+	static final String PATH = "/api/work";
+
 	private static final String LATENCY_MS = "latencyMs";
 
 	private static final String MIN_MS = "minMs";
@@ -50,7 +52,7 @@ class WorkEndpoint {
 	private static final String MIX = "mix";
 
 	@Bean
-	@RouterOperation(path = "/api/work", method = RequestMethod.GET, produces = MediaType.APPLICATION_JSON_VALUE,
+	@RouterOperation(path = PATH, method = RequestMethod.GET, produces = MediaType.APPLICATION_JSON_VALUE,
 			operation = @Operation(operationId = "work", summary = "Wait the simulated latency in this pod's mode",
 					description = "Give at most one of latencyMs, minMs+maxMs, or mix; none means the configured default.",
 					parameters = {
@@ -72,7 +74,7 @@ class WorkEndpoint {
 	RouterFunction<ServerResponse> workRoute(DemoProperties properties, MeterRegistry registry) {
 		Work work = new Work(properties, registry);
 		return RouterFunctions.route()
-			.GET("/api/work", work::handle)
+			.GET(PATH, work::handle)
 			.onError(ProblemHandler::handles, ProblemHandler::render)
 			.build();
 	}
