@@ -310,6 +310,13 @@ def sleeps_completed(thread_sleep_text: str) -> int:
     return n
 
 
+def gc_pauses(collections_text: str) -> list[float]:
+    """The longest pause of each collection in `jfr print --events jdk.GarbageCollection`, in ms, in order:
+    with the serial collector the JVM picks on one CPU each is a young collection, which stops every
+    event loop while it copies the requests in flight."""
+    return [_ms(f[2], f[3]) for line in collections_text.splitlines() if len(f := line.split()) >= 4 and f[0] == "longestPause"]
+
+
 NMT_LINE = re.compile(r"^-\s*([A-Za-z][A-Za-z ]*[A-Za-z]) \(reserved=\d+KB, committed=(\d+)KB")
 USED = re.compile(r" used (\d+)K")
 
@@ -670,7 +677,8 @@ class Bench:
     def profile(self, name: str) -> tuple[int, dict | None]:
         """What the JFR recording profile-NAME.jfr says, next to it: the hottest methods (CPU samples every
         10 ms, the JDK's "profile" settings) and allocations in profile-NAME.txt, the CPU shares in
-        profile-NAME.cpu.json; returns the sleeps that ran their full time (sleeps_completed) and the shares."""
+        profile-NAME.cpu.json; returns the sleeps that ran their full time (sleeps_completed), the shares and
+        the collections' pauses (gc_pauses)."""
         from .bench_report import cpu_shares
 
         jfr = self.out / f"profile-{name}.jfr"
@@ -679,7 +687,8 @@ class Bench:
         samples = self.jfr("print", "--stack-depth", "64", "--events", "jdk.ExecutionSample", str(jfr))
         shares = cpu_shares(samples.stdout) if samples.returncode == 0 else None
         (self.out / f"profile-{name}.cpu.json").write_text(json.dumps(shares) + "\n")
-        return sleeps_completed(self.jfr("print", "--events", "jdk.ThreadSleep", str(jfr)).stdout), shares
+        pauses = gc_pauses(self.jfr("print", "--events", "jdk.GarbageCollection", str(jfr)).stdout)
+        return sleeps_completed(self.jfr("print", "--events", "jdk.ThreadSleep", str(jfr)).stdout), shares, pauses
 
     def settle(self, ts: list[Target]) -> None:
         """Lets the last run's connections close: 3 s, then, while a listener has a handshake waiting or
@@ -755,7 +764,7 @@ class Bench:
         overflows = listen_overflows() - overflows0
         self.jcmd(pid, "JFR.stop", "name=bench", f"filename={self.out / f'profile-{name}.jfr'}", check=True)
         self.show(f"profile of {t.label}, L={s.latency_ms} ms C={s.concurrency:,}")
-        sleeps, shares = self.profile(name)
+        sleeps, shares, pauses = self.profile(name)
         if self.opts.client == "openloop":
             text = report_file.read_text()
             if attack.returncode or not text.strip():
@@ -774,7 +783,7 @@ class Bench:
                 "others_cpu_ms": all_cpu - cpu, "wall_ms": wall, "max_in_flight": inflight, "time_wait_at_start": tw,
                 "client": self.opts.client, "client_address": self.last_address if self.opts.client == "vegeta" else "127.0.0.1",
                 "loadgen_cpu_ms": vegeta_cpu_ms(usage), "listen_overflows": overflows, "sleeps_completed": sleeps,
-                "profile": f"profile-{name}.txt", "cpu_shares": shares, "vegeta": vegeta}
+                "profile": f"profile-{name}.txt", "cpu_shares": shares, "gc_pauses_ms": pauses, "vegeta": vegeta}
 
     def soak_phase(self, t: Target, rate: int, minutes: int) -> dict:
         """T offered RATE req/s of 1 s for MINUTES (open loop), its memory sampled every minute into

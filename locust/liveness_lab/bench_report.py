@@ -75,6 +75,8 @@ def figures(run):
         # The open-loop client's own lateness: how long after its intended time a request was sent, p99
         # (part of p99 - L that is the client's, not the server's; vegeta does not report it).
         "client_late_p99_ms": vegeta["send_lag_99th"] / NS_PER_MS if "send_lag_99th" in vegeta else None,
+        # The collections during the run (JFR; older runs lack them): how many, and each one's longest pause.
+        "gc_pauses_ms": run.get("gc_pauses_ms"),
         "profile": run.get("profile"),
     }
 
@@ -214,6 +216,14 @@ def p99(r) -> str:
     return f"{r['p99_over_l_ms']:,.0f} ms" + (f" (2nd half {half:,.0f} ms)" if half is not None else "")
 
 
+def pauses(r) -> str:
+    """The run's collections and the longest of their pauses: '2 (230 ms)', '0', or '-' where not recorded."""
+    found = r.get("gc_pauses_ms")
+    if found is None:
+        return "-"
+    return f"{len(found)} ({max(found):,.0f} ms)" if found else "0"
+
+
 def late(r) -> str:
     """The open-loop client's p99 lateness, in the client CPU cells, where it was recorded."""
     return f", {r['client_late_p99_ms']:,.0f} ms late" if r.get("client_late_p99_ms") is not None else ""
@@ -223,8 +233,8 @@ def table(rows, machine):
     lines = [
         "; ".join(machine),
         "",
-        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | client CPU | accept queue overflows | profile |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| mode | L | C | offered req/s (C/L) | achieved req/s | of C/L | server finished req/s | p50 - L | p99 - L | GC pauses (longest) | errors | RSS idle / load | KiB per connection | threads | CPU busy (others) | CPU per answer | client CPU | accept queue overflows | profile |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         of = f"{r['of_bound']:.1%}"
@@ -244,7 +254,7 @@ def table(rows, machine):
         overflows = f"{r['listen_overflows']:,}" if r.get("listen_overflows") is not None else "-"
         lines.append(
             f"| {r['label']} | {r['latency_ms']} ms | {r['concurrency']:,} | {r['offered_rps']:,.0f} "
-            f"| {r['achieved_rps']:,.0f} | {of} | {server} | {r['p50_over_l_ms']:,.0f} ms | {p99(r)} "
+            f"| {r['achieved_rps']:,.0f} | {of} | {server} | {r['p50_over_l_ms']:,.0f} ms | {p99(r)} | {pauses(r)} "
             f"| {r['errors']:,} of {r['requests']:,} | {r['idle_rss_mib']:.0f} / {r['load_rss_mib']:.0f} MiB "
             f"| {per_conn} ({r['connections']:,} open) | {r['threads']} | {busy} | {per_answer} | {loadgen} | {overflows} | {profile} |"
         )
@@ -252,6 +262,7 @@ def table(rows, machine):
         "",
         "C/L: Little's law bound (throughput = concurrency / latency). T/L: blocking's own bound, T = 4 event loops.",
         "p50 - L, p99 - L: what the server added to the requested latency; 2nd half: p99 - L of the requests due in the run's second half (the open-loop client's), its connections made. Errors: timeouts (10 x L, at least 5 s) and refusals.",
+        "GC pauses: the JVM's collections during the run (JFR's jdk.GarbageCollection) and the longest stop of any; on one CPU the JVM picks the serial collector, whose young collections stop every event loop while they copy the requests in flight: the p99 of a run with them.",
         "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
         "Server finished: the waits the server completed per second, answered in time or not (JFR's jdk.ThreadSleep events; reactive waits on timers, so none).",
@@ -266,8 +277,8 @@ def floor_table(rows):
     """floor.md: what Spring WebFlux and the actuator cost over the floor (reactive's /api/work on bare
     Reactor Netty), per scenario: CPU per answer and p99 - L of each mode's row against the floor's."""
     floors = {(r["latency_ms"], r["concurrency"]): r for r in rows if r["mode"] == "floor"}
-    lines = ["| mode | L | C | CPU per answer (floor) | x floor (target <= 1.5) | p99 - L (floor) | over the floor at p99 | errors (floor) | client CPU |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| mode | L | C | CPU per answer (floor) | x floor (target <= 1.5) | p99 - L (floor) | over the floor at p99 | GC pauses (floor) | errors (floor) | client CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         f = floors.get((r["latency_ms"], r["concurrency"]))
         if not f or r is f:
@@ -277,7 +288,7 @@ def floor_table(rows):
         cpu = f"{mine:,.0f} µs ({theirs:,.0f} µs)" if mine and theirs else "-"
         loadgen = " / ".join((f"{x['loadgen_cpu_busy']:.0%}" if x.get("loadgen_cpu_busy") is not None else "-") + late(x) for x in (r, f))
         lines.append(f"| {r['label']} | {r['latency_ms']} ms | {r['concurrency']:,} | {cpu} | {ratio} "
-                     f"| {p99(r)} ({p99(f)}) | {r['p99_over_l_ms'] - f['p99_over_l_ms']:+,.0f} ms "
+                     f"| {p99(r)} ({p99(f)}) | {r['p99_over_l_ms'] - f['p99_over_l_ms']:+,.0f} ms | {pauses(r)} ({pauses(f)}) "
                      f"| {r['errors']:,} ({f['errors']:,}) | {loadgen} |")
     lines += ["",
               "The floor: the same /api/work (the service's Latency rules, its timer on the connection's event loop, Jackson's JSON, the same event loops, heap and "

@@ -280,6 +280,30 @@ def test_sleeps_completed_counts_the_sleeps_that_ran_their_time():
     assert bench.sleeps_completed(events) == 2
 
 
+def test_gc_pauses_are_each_collections_longest_pause_in_order():
+    events = textwrap.dedent("""\
+        jdk.GarbageCollection {
+          startTime = 15:07:51.737 (2026-11-26)
+          duration = 192 ms
+          gcId = 12
+          name = "DefNew"
+          cause = "Allocation Failure"
+          sumOfPauses = 192 ms
+          longestPause = 192 ms
+        }
+        jdk.GarbageCollection {
+          startTime = 15:07:59.549 (2026-11-26)
+          duration = 1.08 s
+          gcId = 13
+          name = "DefNew"
+          sumOfPauses = 1.08 s
+          longestPause = 1.08 s
+        }
+        """)
+    assert bench.gc_pauses(events) == [192.0, 1080.0]
+    assert bench.gc_pauses("") == []
+
+
 def test_memory_figures_from_jcmd():
     nmt = textwrap.dedent("""\
         Total: reserved=2000000KB, committed=900000KB
@@ -357,13 +381,15 @@ def test_the_floor_table_holds_each_mode_against_the_floor_of_its_scenario(tmp_p
     floor["vegeta"]["latencies"]["99th"] -= 10_000_000
     # The open-loop client's second half: 3 ms over L at p99 (the recorded vegeta runs have none).
     floor["vegeta"]["latencies_second_half"] = {"50th": 100_500_000, "99th": 103_000_000, "count": 1500}
-    with (out / "results.jsonl").open("a") as f:
-        f.write(json.dumps(floor) + "\n")
+    # Two collections in the reactive run, none in the floor's.
+    reactive["gc_pauses_ms"], floor["gc_pauses_ms"] = [12.4, 230.4], []
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*runs, floor]))
     bench_report.main(out)
     rows = [line for line in (out / "floor.md").read_text().splitlines() if line.startswith("| reactive | 100 ms")]
     assert len(rows) == 1
     cells = [c.strip() for c in rows[0].split("|")[1:-1]]
     assert cells[4] == "2.00" and cells[6] == "+10 ms"
+    assert cells[7] == "2 (230 ms) (0)"
     # The reactive run has no second half recorded (vegeta), the floor's has: only the floor's cell shows one.
     shown = re.fullmatch(r"(-?\d+) ms \((-?\d+) ms \(2nd half 3 ms\)\)", cells[5])
     assert shown and int(shown[1]) - int(shown[2]) == 10, cells[5]
