@@ -674,7 +674,7 @@ class Bench:
         return {"mode": t.mode, "build": t.build, "asked": n, "opened": int(opened.split()[1]), "open_line": opened,
                 "before": before, "during": during}
 
-    def profile(self, name: str) -> tuple[int, dict | None]:
+    def profile(self, name: str) -> tuple[int, dict | None, list[float]]:
         """What the JFR recording profile-NAME.jfr says, next to it: the hottest methods (CPU samples every
         10 ms, the JDK's "profile" settings) and allocations in profile-NAME.txt, the CPU shares in
         profile-NAME.cpu.json; returns the sleeps that ran their full time (sleeps_completed), the shares and
