@@ -62,8 +62,6 @@ public final class FloorServer {
 
 	private static final JsonMapper JSON = JsonMapper.builder().build();
 
-	private static final String WORK = "/api/work";
-
 	private final long defaultMs;
 
 	private final long capMs;
@@ -107,7 +105,7 @@ public final class FloorServer {
 		HttpServer server = HttpServer.create().host(host).port(port);
 		return switch (this.layer) {
 			case NETTY -> server
-				.route((routes) -> routes.get(WORK, this::work)
+				.route((routes) -> routes.get(WorkEndpoint.PATH, this::work)
 					.get("/readyz", (request, response) -> response.status(200).sendString(Mono.just("ok")))
 					.get("/livez", (request, response) -> response.status(200).sendString(Mono.just("ok"))))
 				.bindNow();
@@ -136,7 +134,7 @@ public final class FloorServer {
 
 	/** The adapter layer: the same handler on Spring's {@code ServerHttpRequest} and {@code ServerHttpResponse}. */
 	private Mono<Void> adapted(ServerHttpRequest request, ServerHttpResponse response) {
-		if (!WORK.equals(request.getPath().value())) {
+		if (!WorkEndpoint.PATH.equals(request.getPath().value())) {
 			response.setStatusCode(HttpStatus.OK);
 			return response.writeWith(Mono.just(response.bufferFactory().wrap("ok".getBytes(StandardCharsets.UTF_8))));
 		}
@@ -149,7 +147,7 @@ public final class FloorServer {
 		catch (BadParameterException bad) {
 			response.setStatusCode(HttpStatus.BAD_REQUEST);
 			response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-			return response.writeWith(Mono.just(response.bufferFactory().wrap(problem(bad, WORK))));
+			return response.writeWith(Mono.just(response.bufferFactory().wrap(problem(bad, WorkEndpoint.PATH))));
 		}
 		response.getHeaders().setContentType(MediaType.APPLICATION_JSON);
 		return response.writeWith(answer(latency, ServerHttpRequestDecorator.getNativeRequest(request))
