@@ -217,11 +217,14 @@ def p99(r) -> str:
 
 
 def pauses(r) -> str:
-    """The run's collections and the longest of their pauses: '2 (230 ms)', '0', or '-' where not recorded."""
+    """The run's collections and the longest of their pauses: '2 (230 ms)', '7 (under 1 ms)' (a concurrent
+    collector's), '0', or '-' where not recorded."""
     found = r.get("gc_pauses_ms")
     if found is None:
         return "-"
-    return f"{len(found)} ({max(found):,.0f} ms)" if found else "0"
+    if not found:
+        return "0"
+    return f"{len(found)} ({max(found):,.0f} ms)" if max(found) >= 0.5 else f"{len(found)} (under 1 ms)"
 
 
 def late(r) -> str:
