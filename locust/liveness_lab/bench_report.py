@@ -224,7 +224,7 @@ def pauses(r) -> str:
         return "-"
     if not found:
         return "0"
-    return f"{len(found)} ({max(found):,.0f} ms)" if max(found) >= 0.5 else f"{len(found)} (under 1 ms)"
+    return f"{len(found)} ({max(found):,.0f} ms)" if max(found) >= 1 else f"{len(found)} (under 1 ms)"
 
 
 def late(r) -> str:
@@ -265,7 +265,7 @@ def table(rows, machine):
         "",
         "C/L: Little's law bound (throughput = concurrency / latency). T/L: blocking's own bound, T = 4 event loops.",
         "p50 - L, p99 - L: what the server added to the requested latency; 2nd half: p99 - L of the requests due in the run's second half (the open-loop client's), its connections made. Errors: timeouts (10 x L, at least 5 s) and refusals.",
-        "GC pauses: the JVM's collections during the run (JFR's jdk.GarbageCollection) and the longest stop of any; on one CPU the JVM picks the serial collector, whose young collections stop every event loop while they copy the requests in flight.",
+        "GC pauses: the JVM's collections during the run (JFR's jdk.GarbageCollection) and the longest stop of any; on one CPU the JVM picks the serial collector, whose young collections stop every event loop while they copy the requests in flight; 'under 1 ms': a concurrent collector's (--service-args).",
         "CPU busy: the mode's JVM's share of its one CPU during the run (others: the other modes' JVMs on the same CPU).",
         "CPU per answer: that JVM's CPU time over its successful answers; one CPU serves at most 1 s / (CPU per answer) req/s.",
         "Server finished: the waits the server completed per second, answered in time or not (JFR's jdk.ThreadSleep events; reactive waits on timers, so none).",

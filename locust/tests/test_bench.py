@@ -283,7 +283,7 @@ def test_sleeps_completed_counts_the_sleeps_that_ran_their_time():
 def test_pauses_cell_counts_collections_and_says_when_the_longest_stop_was_under_a_millisecond():
     assert bench_report.pauses({"gc_pauses_ms": [12.4, 230.4]}) == "2 (230 ms)"
     # A concurrent collector's pauses (ZGC's 0.02-0.04 ms, Shenandoah's 0.14-0.27 ms here) are not a '0 ms' stop.
-    assert bench_report.pauses({"gc_pauses_ms": [0.12, 0.31, 0.08]}) == "3 (under 1 ms)"
+    assert bench_report.pauses({"gc_pauses_ms": [0.12, 0.71, 0.08]}) == "3 (under 1 ms)"
     assert bench_report.pauses({"gc_pauses_ms": []}) == "0"
     assert bench_report.pauses({}) == "-"
 
