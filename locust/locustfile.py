@@ -1,7 +1,7 @@
 """Swarms liveness-lab's service variants: one FastHttpUser class per variant, and the Pods and Live tabs in
 the web UI.
 
-The classes are built from the variant table (``liveness_lab/variants.py`` reads it): ``<Variant>User``,
+The classes are built from the variant table (``liveness_lab/base/variants.py`` reads it): ``<Variant>User``,
 e.g. ``BlockingUser`` and ``ReactiveUser``.
 
 Every user calls ``GET /api/work?latencyMs=N`` at a constant rate (``constant_throughput``), so the
@@ -16,20 +16,20 @@ Usage:
     LIVENESS_LAB_TARGET=host locust -f locust/locustfile.py --headless -u 40 -r 10 -t 60s BlockingUser ReactiveUser
     # The scripted run (ramp, hold, cool-down, quiet): see scripts/demo.sh, which sets LIVENESS_LAB_SHAPE=demo.
 
-Where each variant answers: ``liveness_lab/variants.py`` (``LIVENESS_LAB_TARGET=cluster|host``, or
+Where each variant answers: ``liveness_lab/base/variants.py`` (``LIVENESS_LAB_TARGET=cluster|host``, or
 ``LIVENESS_LAB_<VARIANT>_HOST=http://127.0.0.1:PORT`` for one variant). In the cluster only the deployed
 variants have a class; on the host every variant of chart/values.yaml has one: pick those deployed.
 
 Options (command line, web UI "Custom parameters", or environment):
     --latency-ms        LIVENESS_LAB_LATENCY_MS        how long the service waits per request, in ms
-                                                       (default liveness_lab.DEFAULT_LATENCY_MS)
+                                                       (default liveness_lab.base.DEFAULT_LATENCY_MS)
     --rate-per-user     LIVENESS_LAB_RATE_PER_USER=1   requests per second each user aims for
 Environment only:
     LIVENESS_LAB_REQUEST_TIMEOUT_S=10   a request waiting longer counts as failed (a blocked pod queues them)
     LIVENESS_LAB_SHAPE=demo             use liveness_lab.shape.DemoShape (ramp, hold, cool-down, quiet)
                       =offered          offer it in the class picker (the chart's master; demo.sh --load cluster)
-    LIVENESS_LAB_PODS_TAB=on|off        the Pods tab (liveness_lab/pods_tab.py)
-    LIVENESS_LAB_LIVE_REFRESH=2         seconds between the Live tab's samples (liveness_lab/live_view.py)
+    LIVENESS_LAB_PODS_TAB=on|off        the Pods tab (liveness_lab/locust_ext/pods_tab.py)
+    LIVENESS_LAB_LIVE_REFRESH=2         seconds between the Live tab's samples (liveness_lab/locust_ext/live_view.py)
     LOCUST_BUILD_PATH=<webui/dist>      the web UI bundle with the Live tab, when built (see below)
 """
 
@@ -39,12 +39,13 @@ from pathlib import Path
 import locust.runners
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab import DEFAULT_LATENCY_MS, live_view, pods_tab, shape, stats_history, variants
+from liveness_lab.base import DEFAULT_LATENCY_MS, variants
+from liveness_lab.locust_ext import live_view, pods_tab, demo_shape as shape, stats_history
 
 if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
     # Only imported on request: a shape class in the module would replace the web UI's users/rate form,
     # unless the class picker is on (the chart's master: "offered", selected by a /swarm request).
-    from liveness_lab.shape import DemoShape  # noqa: F401
+    from liveness_lab.locust_ext.demo_shape import DemoShape  # noqa: F401
 
 # The web UI with the Live tab: Locust's own UI from its locust-ui library plus our tab, built into
 # webui/dist/ (in the image by its Dockerfile; on the host by scripts/build-webui.sh). Locust serves it
@@ -81,7 +82,7 @@ def _options(parser):
 def _tabs(environment, **_kwargs):
     # Master or local runner only: workers have no web UI. The Live tab reads the Pods tab's poller.
     live_view.install(environment, pods_tab.install(environment))
-    # The per-second stats history a scripted run with --load cluster fetches (liveness_lab/stats_history.py).
+    # The per-second stats history a scripted run with --load cluster fetches (liveness_lab/locust_ext/stats_history.py).
     stats_history.install(environment)
 
 

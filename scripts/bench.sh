@@ -3,13 +3,13 @@
 # Each mode in its own JVM pinned to one CPU, vegeta (open loop, constant rate) on the other, the same
 # warm-up for all, then each scenario offered to each mode, recorded by JFR; writes reports/bench-<timestamp>/
 # (results.jsonl, table.md, cpu.md, memory.md, chart.png, profile-*, machine.txt, logs/). Linux only.
-# The bench itself is Python, `python -m liveness_lab bench` (locust/liveness_lab/bench.py); this finds
+# The bench itself is Python, `python -m liveness_lab bench` (locust/liveness_lab/bench/run.py); this finds
 # a JDK, builds vegeta with Go (scripts/lib/gobuild.sh), prepares the .venv and execs it with the same flags.
 #
 # Usage: scripts/bench.sh [--duration SECONDS] [--modes LIST] [--scenarios LIST] [--quick]
 #                         [--idle-connections N] [--soak MINUTES] [--baseline REF] [--service-args ARGS] [--no-floor]
 #        scripts/bench.sh --help     what each flag does and the exit codes
-# Exit codes: 0 measured, 3 usage or set-up error (locust/liveness_lab/exits.py).
+# Exit codes: 0 measured, 3 usage or set-up error (locust/liveness_lab/base/exits.py).
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 

@@ -2,13 +2,13 @@
 # The scripted run: swarms the chosen variants with the same offered load, records the pods and their
 # events, writes reports/<timestamp>/ (report.html, plots, summary.md, raw data); its exit code is the
 # verdict. Defaults (variants, latency, probes) come from the release in the cluster. The run itself is
-# Python, `python -m liveness_lab demo` (locust/liveness_lab/demo.py); this prepares the repository's
+# Python, `python -m liveness_lab demo` (locust/liveness_lab/demo/run.py); this prepares the repository's
 # .venv and execs it with the same flags.
 #
 # Usage: scripts/demo.sh [--hold SECONDS] [--ramp SECONDS] [--quiet SECONDS] [--users N] [--rate R]
 #                        [--latency-ms MS] [--variants LIST] [--out DIR] [--keep-pods] [--no-stop-swarm]
 #        scripts/demo.sh --help     what each flag does, the environment it reads, the exit codes
-# Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 usage or set-up error (locust/liveness_lab/exits.py).
+# Exit codes: 0 PASS, 1 FAIL, 2 INCONCLUSIVE, 3 usage or set-up error (locust/liveness_lab/base/exits.py).
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 

@@ -28,9 +28,9 @@ set -o errexit -o nounset -o pipefail
 use_tools_bin
 
 CHART=$LL_ROOT/chart
-RELEASE=${LIVENESS_LAB_RELEASE:-liveness-lab}
-NAMESPACE=${LIVENESS_LAB_NAMESPACE:-liveness-lab}
-KUBE_CONTEXT=${LIVENESS_LAB_KUBE_CONTEXT:-kind-$KIND_CLUSTER_NAME}
+RELEASE=${LIVENESS_LAB_RELEASE:-$LL_RELEASE}
+NAMESPACE=${LIVENESS_LAB_NAMESPACE:-$LL_NAMESPACE}
+KUBE_CONTEXT=${LIVENESS_LAB_KUBE_CONTEXT:-$LL_KUBE_CONTEXT}
 
 # build_kube_linter DIR: kube-linter KUBE_LINTER_VERSION into DIR, built inside its own module (see
 # versions.env for why not `go install golang.stackrox.io/kube-linter/...`).

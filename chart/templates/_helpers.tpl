@@ -163,7 +163,7 @@ The Locust image, pinned.
 
 {{/*
 The Locust container's settings shared by master and workers: the deployed variants and where they
-answer (their Services, from inside the cluster; locust/liveness_lab/variants.py reads the JSON and the
+answer (their Services, from inside the cluster; locust/liveness_lab/base/variants.py reads the JSON and the
 locustfile makes one user class of each) and the defaults of a swarm. Arguments: the root context.
 */}}
 {{- define "liveness-lab.locustEnv" -}}

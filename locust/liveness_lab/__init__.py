@@ -1,10 +1,22 @@
-"""liveness-lab's Locust side: the variant table, the Kubernetes reader, the Pods tab and the load shape.
+"""liveness-lab's Python: what Locust loads, the scripted run, the lab and the bench, one package each.
 
-Imported by ``locust/locustfile.py`` (Locust puts the locustfile's folder on ``sys.path``) and by the
-report modules under ``locust/report/``.
+Each package imports only the packages below it (``tests/test_layers.py`` holds the tree to this):
+
+- ``__main__``, ``cli``: ``python -m liveness_lab demo|lab|bench``, what ``scripts/demo.sh``,
+  ``scripts/lab.sh`` and ``scripts/bench.sh`` exec into; the command line of all three;
+- ``lab``: the lab, the probe advice people argue about as scenarios (``lab/scenarios/``, one YAML file
+  each), each run as a scripted run and judged against its prediction;
+- ``demo``: the scripted run: the release as it runs, the cluster lock, where the load comes from
+  (Locust on this machine, or the release's own Locust master), a run to its report;
+- ``report``: a scripted run's evidence: the recorder's timeline, the verdict, report.html;
+- ``bench``: every mode of the service against Little's law, on this machine, with no cluster and no
+  Locust (not in the Locust image);
+- ``locust_ext``: what ``locustfile.py`` adds to Locust: the Pods and Live tabs, the stats history the
+  master serves, the scripted run's load shape;
+- ``base``: what every other package reads: the variant table, the cluster's coordinates, the
+  Kubernetes reader, a container's probes, the variants' colours, the messages and exit codes of a
+  command;
+- ``rollclient``: a load client that never retries (stdlib only), for rolling updates.
+
+The Locust image ships ``locustfile.py``, ``base`` and ``locust_ext`` only.
 """
-
-# The latency each request asks for when nobody says (ms): the default of the locustfile's --latency-ms,
-# of scripts/demo.sh, and what the report assumes for an old run.json without latency_ms. The same
-# number as the service's own default (DemoProperties) and the chart's latencyMs; each runtime has one.
-DEFAULT_LATENCY_MS = 1000

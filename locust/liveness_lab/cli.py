@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .exits import BENCH_HELP
-from .exits import HELP as EXIT_HELP
-from .exits import SETUP
+from liveness_lab.base.exits import BENCH_HELP
+from liveness_lab.base.exits import HELP as EXIT_HELP
+from liveness_lab.base.exits import SETUP
 
 DEMO = """\
 The scripted run: swarms the chosen variants with the same offered load (ramp, hold, cool-down, then a
@@ -69,7 +69,7 @@ Progress lines go to stderr and to <out>/run.log; the summary to stdout.
 """
 
 LAB = """\
-The lab (issue 13): runs the scenario catalogue in locust/scenarios/ (one YAML file per probe lesson: a
+The lab (issue 13): runs the scenario catalogue in locust/liveness_lab/lab/scenarios/ (one YAML file per probe lesson: a
 chart values overlay, the variants to swarm, the load, the predicted outcome) on the kind cluster that
 scripts/cluster-up.sh brought up, and writes one matrix. Per scenario: helm upgrade the release with its
 own values plus the scenario's overlay, wait until the swarmed variants run fresh pods, Ready and settled,
@@ -79,8 +79,8 @@ Writes reports/lab-<timestamp>/: <scenario>[-<i>]/ (the demo's report, lab.json,
 timing.json, demo.log), matrix.md, a self-contained matrix.html and lab.log. Ctrl-C or an error restores
 the release first.
 
-Adding a scenario needs no code: a new file in locust/scenarios/ (its header says what goes in it;
-`python -m lab check` from locust/ checks them all). 2.5 to 4.7 minutes per scenario on 2 cores (about
+Adding a scenario needs no code: a new file in locust/liveness_lab/lab/scenarios/ (its header says what goes in it;
+`python -m liveness_lab.lab check` from locust/ checks them all). 2.5 to 4.7 minutes per scenario on 2 cores (about
 41 for all twelve): a rollout, the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
 """
 
@@ -157,7 +157,7 @@ scripts/bench.sh).
 
 
 def add_bench(sub) -> argparse.ArgumentParser:
-    from .bench import CLIENTS, DEFAULT_SCENARIOS, QUICK_SCENARIOS, scenarios
+    from liveness_lab.bench.run import CLIENTS, DEFAULT_SCENARIOS, QUICK_SCENARIOS, scenarios
 
     fmt = argparse.RawDescriptionHelpFormatter
     b = sub.add_parser("bench", prog="scripts/bench.sh", description=BENCH, epilog=ENV_BENCH + "\n" + BENCH_HELP, formatter_class=fmt,

@@ -74,7 +74,7 @@ def closed_port_kubeconfig(path: Path) -> Path:
 @pytest.fixture
 def chart_settings():
     """The chart's settings per variant, as report.settings reads them from recorded Deployments."""
-    from report import settings
+    from liveness_lab.report import settings
 
     return settings.settings_by_variant(json.loads((FIXTURES / "deployments.json").read_text()))
 

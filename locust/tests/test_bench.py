@@ -1,4 +1,4 @@
-"""The benchmark's logic (liveness_lab/bench.py, bench_report.py; scripts/bench.sh execs it): flags, scenarios,
+"""The benchmark's logic (liveness_lab/bench/run.py, bench/report.py; scripts/bench.sh execs it): flags, scenarios,
 modes from the variant table, the one-bench lock, what it reads from /proc and the JDK's tools, and the
 report built from a recorded run (fixtures/bench/: a `scripts/bench.sh --quick` of the bash bench, with the
 table.md, memory.md and cpu.md it wrote). No JVM and no load here."""
@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from conftest import FIXTURES, LOCUST_DIR, REPO
-from liveness_lab import bench, bench_report
-from liveness_lab.bench import BenchLock, Scenario, resolve_modes, scenarios
+from liveness_lab.bench import run as bench, report as bench_report
+from liveness_lab.bench.run import BenchLock, Scenario, resolve_modes, scenarios
 from liveness_lab.cli import parse
-from liveness_lab.exits import SETUP, SetupError
+from liveness_lab.base.exits import SETUP, SetupError
 
 RECORDED = FIXTURES / "bench"
 
@@ -137,7 +137,7 @@ def test_the_lock_is_refused_while_another_process_holds_it(tmp_path):
     path = tmp_path / "bench.lock"
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(LOCUST_DIR)!r})
-        from liveness_lab.bench import BenchLock
+        from liveness_lab.bench.run import BenchLock
         with BenchLock({str(path)!r}):
             print("held", flush=True); sys.stdin.read()
         """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from report import clock, verdict
+from liveness_lab.report import clock, verdict
 
 AHEAD_S = 30.0
 
@@ -118,7 +118,7 @@ def test_the_machine_cpu_is_read_from_proc_stat_inside_the_node(tmp_path):
     # jiffies busy between them.
     import time
 
-    from report import recorder
+    from liveness_lab.report import recorder
 
     docker = tmp_path / "docker"
     docker.write_text("#!/bin/sh\n"

@@ -1,4 +1,4 @@
-"""Load from inside the cluster (``--load cluster``, liveness_lab/master.py, load.py, stats_history.py) and
+"""Load from inside the cluster (``--load cluster``, liveness_lab/demo/locust_master.py, demo/load_source.py, locust_ext/stats_history.py) and
 the release flags (``--context``, ``--namespace``, ``--release``): the REST sequence against a stand-in
 master answering what a real Locust 2.47 master answered (fixtures/master/), the stats history the master
 serves mapped into what the report reads, the automatic choice between host and cluster, the lock per
@@ -22,10 +22,12 @@ from locust.env import Environment
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter
 
 from liveness_lab import __main__ as cli_main
-from liveness_lab import demo as demo_mod
-from liveness_lab import exits, load, lock, master, release, stats_history, swarm
-from liveness_lab.shape import DemoShape, phases
-from report import verdict
+from liveness_lab.demo import run as demo_mod
+from liveness_lab.base import coordinates, exits
+from liveness_lab.demo import load_source as load, cluster_lock as lock, locust_master as master, release, no_other_load as swarm
+from liveness_lab.locust_ext import stats_history
+from liveness_lab.locust_ext.demo_shape import DemoShape, phases
+from liveness_lab.report import verdict
 
 REC = FIXTURES / "master"
 HUGE = 2**62
@@ -369,14 +371,14 @@ def test_a_release_whose_name_lacks_the_charts_is_found_by_its_labels():
 def test_an_event_of_a_release_whose_name_lacks_the_charts_is_its_variants(monkeypatch):
     """Events name only their pod: bob's blocking pod is bob-liveness-lab-blocking-<hash>-<id> (helm's
     fullname), and its liveness events must count for blocking (a demo of release bob saw none)."""
-    from liveness_lab import kube, variants
+    from liveness_lab.base import kube, variants
 
     event = {"involvedObject": {"name": "bob-liveness-lab-blocking-846598dd46-tgcq2"}, "reason": "Unhealthy",
              "message": "Liveness probe failed: timeout", "firstTimestamp": "2026-11-24T21:08:15Z"}
-    monkeypatch.setattr(variants, "RELEASE", "bob")
+    monkeypatch.setenv("LIVENESS_LAB_RELEASE", "bob")
     assert kube.event_record(event)["variant"] == "blocking"
     assert variants.variant_of_pod("bob-blocking-846598dd46-tgcq2") is None
-    monkeypatch.setattr(variants, "RELEASE", "liveness-lab")
+    monkeypatch.setenv("LIVENESS_LAB_RELEASE", "liveness-lab")
     assert kube.event_record({**event, "involvedObject": {"name": "liveness-lab-reactive-5d-x"}})["variant"] == "reactive"
     assert variants.fullname("team-liveness-lab") == "team-liveness-lab"
 
@@ -466,8 +468,8 @@ def test_a_namespace_the_credentials_may_not_read_is_no_error():
 
 
 def test_kinds_own_target_is_the_default_and_any_other_is_checked():
-    assert release.is_kind_default({}) and release.is_kind_default({"LIVENESS_LAB_RELEASE": "liveness-lab"})
-    assert not release.is_kind_default({"LIVENESS_LAB_NAMESPACE": "team-a"})
+    assert coordinates.read({}).is_kind_default() and coordinates.read({"LIVENESS_LAB_RELEASE": "liveness-lab"}).is_kind_default()
+    assert not coordinates.read({"LIVENESS_LAB_NAMESPACE": "team-a"}).is_kind_default()
 
 
 def test_a_missing_context_exits_3_naming_it(monkeypatch, tmp_path, capsys):

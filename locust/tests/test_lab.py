@@ -10,9 +10,9 @@ import textwrap
 import pytest
 from conftest import FIXTURES
 
-from lab import __main__ as cli
-from lab import catalogue, judge, matrix
-from report import settings
+from liveness_lab.lab import __main__ as cli
+from liveness_lab.lab import catalogue, judge, matrix
+from liveness_lab.report import settings
 
 GOOD = """\
 title: A test scenario
@@ -44,7 +44,7 @@ def test_the_catalogue_loads_in_order_with_the_quick_pair_for_ci():
 
 
 def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp_path):
-    from lab import runner
+    from liveness_lab.lab import runner
 
     s = catalogue.load_scenario(write(tmp_path, GOOD))
     assert s.name == "test-one" and s.values["variants"]["blocking"]["probes"]["liveness"]["type"] == "tcpSocket"

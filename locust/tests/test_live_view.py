@@ -20,9 +20,10 @@ from locust import FastHttpUser, task
 from locust.env import Environment
 from test_pods_tab import StubKube
 
-from liveness_lab import live_view, pods_tab, style
-from liveness_lab.kube import parse_time
-from liveness_lab.variants import request_name
+from liveness_lab.locust_ext import live_view, pods_tab
+from liveness_lab.base import style
+from liveness_lab.base.kube import parse_time
+from liveness_lab.base.variants import request_name
 
 # The recorded run: the swarm started 12:13:50, the first liveness failure 12:14:03, the kills 12:14:13
 # and 12:14:58 (one Killing event, count 2), the restart (container ended) 12:14:28.

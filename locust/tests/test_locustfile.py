@@ -8,8 +8,8 @@ import sys
 import pytest
 from conftest import LOCUST_DIR, locust_cmd, run_env
 
-from liveness_lab import variants
-from liveness_lab.shape import phases
+from liveness_lab.base import variants
+from liveness_lab.locust_ext.demo_shape import phases
 
 
 def test_each_variant_answers_every_request_in_a_15_second_headless_run(services, tmp_path):
@@ -66,7 +66,7 @@ def test_demo_shape_ramps_holds_cools_down_and_stays_quiet_before_it_ends(monkey
            "LIVENESS_LAB_COOLDOWN_S": "5", "LIVENESS_LAB_QUIET_S": "30"}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    from liveness_lab.shape import DemoShape
+    from liveness_lab.locust_ext.demo_shape import DemoShape
 
     shape = DemoShape()
     at = {}

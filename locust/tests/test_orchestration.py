@@ -15,11 +15,12 @@ import yaml
 from conftest import FIXTURES, REPO
 from kubernetes.client.exceptions import ApiException
 
-import liveness_lab
+import liveness_lab.base
 from liveness_lab import __main__ as cli_main
-from liveness_lab import demo as demo_mod
-from liveness_lab import exits, lock, release, swarm
-from liveness_lab.console import LOG
+from liveness_lab.demo import run as demo_mod
+from liveness_lab.base import exits
+from liveness_lab.demo import cluster_lock as lock, release, no_other_load as swarm
+from liveness_lab.base.console import LOG
 
 REC = FIXTURES / "orchestration"
 
@@ -379,7 +380,7 @@ def test_a_rollouts_events_are_not_the_runs(tmp_path, chart_settings):
            "type": "Warning", "message": "Readiness probe failed: Get \"http://10.244.0.9:8080/readyz\": context deadline exceeded", "count": 2, "first": t, "last": t}
     with open(folder / "timeline.jsonl", "a") as f:
         f.write(json.dumps(old) + "\n")
-    from report.verdict import judge, load_run
+    from liveness_lab.report.verdict import judge, load_run
 
     result = judge(load_run(folder))
     assert result.verdict == "PASS" and result.analyses["reactive"].probes.unhealthy == 0
@@ -390,14 +391,14 @@ def test_a_rollouts_events_are_not_the_runs(tmp_path, chart_settings):
 
 def test_the_latency_default_is_the_charts_everywhere():
     """chart/values.yaml latencyMs sets it; the service's own fallback (DemoProperties' @DefaultValue,
-    application.yaml leaves it to that) and Locust's (liveness_lab.DEFAULT_LATENCY_MS, for a locustfile
+    application.yaml leaves it to that) and Locust's (liveness_lab.base.DEFAULT_LATENCY_MS, for a locustfile
     run without the chart and old run.json files) must say the same."""
     chart = yaml.safe_load((REPO / "chart" / "values.yaml").read_text())["latencyMs"]
     java = next((REPO / "service" / "src" / "main").rglob("DemoProperties.java")).read_text()
     service = int(re.search(r'@DefaultValue\("(\d+)"\)\s+long latencyMs', java).group(1))
     app = yaml.safe_load((REPO / "service" / "src" / "main" / "resources" / "application.yaml").read_text())
     app_latency = ((app.get("demo") or {}).get("latency-ms"))
-    assert service == chart == liveness_lab.DEFAULT_LATENCY_MS, f"chart latencyMs {chart}, DemoProperties {service}, DEFAULT_LATENCY_MS {liveness_lab.DEFAULT_LATENCY_MS}"
+    assert service == chart == liveness_lab.base.DEFAULT_LATENCY_MS, f"chart latencyMs {chart}, DemoProperties {service}, DEFAULT_LATENCY_MS {liveness_lab.base.DEFAULT_LATENCY_MS}"
     assert app_latency in (None, chart) or str(app_latency).endswith(f":{chart}}}"), f"application.yaml demo.latency-ms is {app_latency}"
 
 
@@ -421,7 +422,7 @@ def test_restarts_so_far_count_from_the_first_snapshot(tmp_path):
 
 
 def test_the_lab_runs_each_scenarios_load_and_the_worst_outcome_wins(tmp_path):
-    from lab import catalogue, runner
+    from liveness_lab.lab import catalogue, runner
 
     s = next(x for x in catalogue.load_catalogue() if x.name == "baseline")
     o = runner.demo_options(s, tmp_path)
@@ -432,7 +433,7 @@ def test_the_lab_runs_each_scenarios_load_and_the_worst_outcome_wins(tmp_path):
 
 
 def test_a_bad_scenario_choice_is_a_setup_error():
-    from lab import runner
+    from liveness_lab.lab import runner
 
     with pytest.raises(exits.SetupError, match="no scenario nope"):
         runner.Lab(runner.LabOptions(only=["nope"]), environ={}).choose()
@@ -515,7 +516,7 @@ class FakeHelm:
 
 
 def test_a_lab_stopped_mid_scenario_restores_the_release_and_gives_the_lock_back(monkeypatch, tmp_path):
-    from lab import runner
+    from liveness_lab.lab import runner
 
     cluster, helm = FakeCluster(), FakeHelm()
     lab = runner.Lab(runner.LabOptions(only=["baseline"], out=str(tmp_path / "lab")), environ={})

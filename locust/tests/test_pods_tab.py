@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import CLOSED_PORT, FIXTURES, LOCUST_DIR, WEB_UI_PORT, locust_cmd, pods_tab_page, run_env, stop, wait_http
 
-from liveness_lab import pods_tab
-from liveness_lab.kube import KubeUnavailable
+from liveness_lab.locust_ext import pods_tab
+from liveness_lab.base.kube import KubeUnavailable
 
 
 class StubKube:

@@ -12,7 +12,7 @@ import shutil
 import pytest
 from conftest import FIXTURES
 
-from report import build, settings, verdict
+from liveness_lab.report import build, settings, verdict
 
 
 @pytest.fixture
@@ -312,7 +312,7 @@ def test_a_run_recorded_before_the_counts_keeps_its_verdict_and_says_so(passing)
 
 
 def test_the_recorder_reads_the_service_counters_of_every_mode_tag():
-    from report.recorder import parse_service_metrics
+    from liveness_lab.report.recorder import parse_service_metrics
 
     text = (
         "# TYPE demo_requests_in_flight gauge\n"
@@ -328,7 +328,7 @@ def test_the_recorder_reads_the_service_counters_of_every_mode_tag():
 
 def test_the_recorder_reads_each_pods_counters_where_its_actuator_answers():
     """Main port 8080 by default; the management port when the chart moved actuator there."""
-    from report.recorder import Recorder
+    from liveness_lab.report.recorder import Recorder
 
     pods = json.loads((FIXTURES / "pods.json").read_text())["items"]
     moved = copy.deepcopy(pods[0])

@@ -6,10 +6,6 @@
 #   LIVENESS_LAB_HELM_TIMEOUT=10m   how long helm waits for every pod to be Ready
 #   LIVENESS_LAB_NODE_WAIT=300s     how long to wait for the node to be Ready
 
-LL_KUBE_CONTEXT=kind-$KIND_CLUSTER_NAME
-LL_NAMESPACE=liveness-lab
-LL_RELEASE=liveness-lab
-
 kube() { kubectl --context "$LL_KUBE_CONTEXT" "$@"; }
 
 # registry_answers IMAGE: the image is here already, or the Docker daemon's pull of it gets as far as

@@ -27,6 +27,15 @@ LL_LOGS=${LIVENESS_LAB_LOGS:-$LL_CACHE/logs}
 LL_TOOLS=$LL_ROOT/.tools
 export LL_CACHE LL_LOGS LL_TOOLS
 
+# Where the release is, kind's: its cluster's context, namespace and Helm release. Their one place in
+# bash: cluster-up.sh makes this release; the scripted runs' wrappers hand them, or the user's
+# LIVENESS_LAB_KUBE_CONTEXT, LIVENESS_LAB_NAMESPACE and LIVENESS_LAB_RELEASE, to Python
+# (exec_liveness_lab), whose defaults (locust/liveness_lab/base/coordinates.py) are the same.
+LL_KUBE_CONTEXT=kind-$KIND_CLUSTER_NAME
+LL_NAMESPACE=liveness-lab
+LL_RELEASE=liveness-lab
+export LL_KUBE_CONTEXT LL_NAMESPACE LL_RELEASE
+
 ll_now() { date +%s; }
 
 # ll_usage: the running script's header comment (line 2 up to `set -o`), without the comment marks
@@ -41,7 +50,7 @@ LL_START=${LL_START:-$(ll_now)}
 log() { printf '[%4ss] %s\n' "$(($(ll_now) - LL_START))" "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
 # die MESSAGE [HOW-TO-FIX]: the error and what to do about it, then exit LL_DIE_STATUS (default 1; the
-# scripted runs' wrappers set 3, their code for set-up errors: locust/liveness_lab/exits.py).
+# scripted runs' wrappers set 3, their code for set-up errors: locust/liveness_lab/base/exits.py).
 die() {
   printf 'error: %s\n' "$1" >&2
   [ $# -gt 1 ] && printf '  fix: %s\n' "$2" >&2

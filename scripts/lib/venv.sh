@@ -46,7 +46,9 @@ exec_liveness_lab() {
   local script=$1 sub=$2 python=$LL_VENV/bin/python
   shift 2
   export LIVENESS_LAB_PROG="scripts/$script" PYTHONPATH="$LL_ROOT/locust${PYTHONPATH:+:$PYTHONPATH}"
-  export LIVENESS_LAB_KUBE_CONTEXT="${LIVENESS_LAB_KUBE_CONTEXT:-kind-$KIND_CLUSTER_NAME}"
+  # The release's coordinates, all three (common.sh): the user's where set, else kind's.
+  export LIVENESS_LAB_KUBE_CONTEXT="${LIVENESS_LAB_KUBE_CONTEXT:-$LL_KUBE_CONTEXT}" \
+    LIVENESS_LAB_NAMESPACE="${LIVENESS_LAB_NAMESPACE:-$LL_NAMESPACE}" LIVENESS_LAB_RELEASE="${LIVENESS_LAB_RELEASE:-$LL_RELEASE}"
   case " $* " in
     *" -h "* | *" --help "*)
       [ -x "$python" ] || python=${LIVENESS_LAB_PYTHON:-python3}

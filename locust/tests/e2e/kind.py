@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from liveness_lab.base import coordinates
+
 REPO = Path(__file__).resolve().parents[3]
 TOOLS_BIN = REPO / ".tools" / "bin"
 SCRIPTS = REPO / "scripts"
@@ -39,10 +41,11 @@ def versions_env(path: Path = SCRIPTS / "versions.env") -> dict[str, str]:
 
 
 VERSIONS = versions_env()
-# scripts/lib/cluster.sh's LL_KUBE_CONTEXT, LL_NAMESPACE and LL_RELEASE: where cluster-up installs the chart.
+# scripts/lib/common.sh's LL_KUBE_CONTEXT, LL_NAMESPACE and LL_RELEASE: where cluster-up installs the chart
+# (liveness_lab.base.coordinates has the same defaults: tests/test_coordinates.py).
 CONTEXT = f"kind-{VERSIONS['KIND_CLUSTER_NAME']}"
-NAMESPACE = "liveness-lab"
-RELEASE = "liveness-lab"
+NAMESPACE = coordinates.DEFAULT_NAMESPACE
+RELEASE = coordinates.DEFAULT_RELEASE
 RELEASE_SELECTOR = f"app.kubernetes.io/instance={RELEASE}"
 
 

@@ -10,7 +10,7 @@ import urllib.request
 import playwright.sync_api  # noqa: F401  (missing: a collection error, never a skip)
 from conftest import pods_tab_page
 
-from liveness_lab.kube import Kube, pod_record
+from liveness_lab.base.kube import Kube, pod_record
 
 
 def post(web_ui, path, **form):

@@ -41,7 +41,7 @@ def prerequisites(web_ui):
         pytest.fail(f"Playwright is not installed ({e}): run this through scripts/test-e2e.sh")
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/test-e2e.sh does)")
-    from liveness_lab.kube import Kube, KubeUnavailable
+    from liveness_lab.base.kube import Kube, KubeUnavailable
 
     kube = Kube()
     try:
@@ -63,7 +63,7 @@ def prerequisites(web_ui):
 
 def blocking_kills(kube, since):
     """The Killing events (failed liveness) of blocking pods the API reports, as times at or after SINCE."""
-    from liveness_lab.kube import event_record, is_liveness_kill
+    from liveness_lab.base.kube import event_record, is_liveness_kill
 
     times = set()
     for e in map(event_record, kube.events()):
@@ -73,7 +73,7 @@ def blocking_kills(kube, since):
 
 
 def reactive_kills(kube, since):
-    from liveness_lab.kube import event_record, is_liveness_kill
+    from liveness_lab.base.kube import event_record, is_liveness_kill
 
     return [e for e in map(event_record, kube.events()) if e["variant"] == "reactive" and is_liveness_kill(e) and (e["last"] or 0) >= since - 1]
 

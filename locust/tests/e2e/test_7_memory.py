@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from liveness_lab import release as rel
-from liveness_lab.master import phase_options
-from liveness_lab.swarm import release_master
+from liveness_lab.demo import release as rel
+from liveness_lab.demo.locust_master import phase_options
+from liveness_lab.demo.no_other_load import release_master
 
 from . import kind
 

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from liveness_lab import exits
+from liveness_lab.base import exits
 
 from . import kind
 

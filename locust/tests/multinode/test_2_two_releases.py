@@ -15,7 +15,8 @@ import time
 import pytest
 
 from e2e import kind
-from liveness_lab import exits, lock
+from liveness_lab.base import exits
+from liveness_lab.demo import cluster_lock as lock
 
 SECOND = {"release": "bob", "namespace": "ws-bob"}
 FIRST = {"release": kind.RELEASE, "namespace": kind.NAMESPACE}

@@ -2,8 +2,8 @@
 // started): requests/s answered and failed, latency p50 and p95 against the requested latency, Ready
 // pods / total and cumulative restarts, and a strip on top with every liveness failure, liveness kill
 // and container restart (hover for its time and message); the same events as vertical lines through
-// the panels. Data: GET liveness-lab/live (locust/liveness_lab/live_view.py), read every refresh_s
-// seconds; the colours and marker styles come with it (liveness_lab/style.py, as in report.html).
+// the panels. Data: GET liveness-lab/live (locust/liveness_lab/locust_ext/live_view.py), read every refresh_s
+// seconds; the colours and marker styles come with it (liveness_lab/base/style.py, as in report.html).
 // Drawn with echarts, the charting library of Locust's own Charts tab.
 import { useEffect, useRef, useState } from 'react';
 import { useSelector } from 'react-redux';

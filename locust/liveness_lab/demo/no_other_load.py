@@ -1,5 +1,5 @@
 """A scripted run is the only load: the in-cluster Locust (the release's master through the API server's
-service proxy, ``master.py``; or its web UI at ``LIVENESS_LAB_LOCUST_UI`` when set, e.g.
+service proxy, ``locust_master.py``; or its web UI at ``LIVENESS_LAB_LOCUST_UI`` when set, e.g.
 http://127.0.0.1:8089 on kind's port mapping) is not swarming, and the variants' pods have no request in
 flight (their own ``demo_requests_in_flight``, read through the API server's pod proxy).
 """
@@ -11,13 +11,13 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from report.recorder import parse_service_metrics
+from liveness_lab.report.recorder import parse_service_metrics
 
-from .console import LOG
-from .exits import SetupError
-from .kube import Kube, KubeUnavailable, pod_record
-from .master import MasterUnavailable
-from .variants import SERVICE_PORT, fullname
+from liveness_lab.base.console import LOG
+from liveness_lab.base.exits import SetupError
+from liveness_lab.base.kube import Kube, KubeUnavailable, pod_record
+from .locust_master import MasterUnavailable
+from liveness_lab.base.variants import SERVICE_PORT, fullname
 
 DEFAULT_UI = "http://127.0.0.1:8089"
 # Locust runner states in which users are (or are about to be) sending requests.
@@ -45,7 +45,7 @@ def locust_ui_service(services: dict | None, release: str) -> str:
 def release_master(api, environ=os.environ, log_path=None):
     """The release's Locust master: at LIVENESS_LAB_LOCUST_UI when set, else through the API server's
     service proxy (its web UI Service, port web: locust_ui_service) of API (release.ClusterApi)."""
-    from .master import DirectHttp, LocustMaster, ServiceProxy
+    from .locust_master import DirectHttp, LocustMaster, ServiceProxy
 
     if (environ.get("LIVENESS_LAB_LOCUST_UI") or "").strip():
         return LocustMaster(DirectHttp(locust_ui(environ)), log_path)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from report.build import plot_small
-from report.document import STYLE
-from report.verdict import judge as judge_run
-from report.verdict import load_run
+from liveness_lab.report.build import plot_small
+from liveness_lab.report.document import STYLE
+from liveness_lab.report.verdict import judge as judge_run
+from liveness_lab.report.verdict import load_run
 
 from . import judge
 from .catalogue import CATALOGUE, Scenario, load_catalogue
@@ -120,7 +120,7 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
         "# liveness-lab: the probe lessons, measured",
         "",
         f"Lab run {folder.name}, matrix written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. "
-        "Each row: the scenario's prediction (locust/scenarios/<name>.yaml), what the cluster did, and how often "
+        "Each row: the scenario's prediction (locust/liveness_lab/lab/scenarios/<name>.yaml), what the cluster did, and how often "
         "the prediction held. The measurement wins: where a row does not hold, the scenario file's `measured` says why.",
         "",
         "| scenario | setting | predicted | measured (first run) | outcome | time per run | plot | reports |",

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import yaml
 
-from liveness_lab import release as rel
-from liveness_lab.console import LOG, log_file
-from liveness_lab.demo import ROOT, Demo, DemoOptions, env_seconds
-from liveness_lab.exits import CANNOT_TELL, HELD, NOT_HELD, SetupError
-from liveness_lab.lock import ClusterLock, ConfigMapStore, lock_name
+from liveness_lab.demo import release as rel
+from liveness_lab.base.console import LOG, log_file
+from liveness_lab.base import ROOT, coordinates
+from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
+from liveness_lab.base.exits import CANNOT_TELL, HELD, NOT_HELD, SetupError
+from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_name
 
 from . import catalogue, judge, matrix
 
@@ -32,7 +33,7 @@ class LabOptions:
     quick: bool = False
     repeat: int = 1
     out: str | None = None
-    load: str = "auto"  # each scenario's demo: host|cluster|auto (liveness_lab/load.py)
+    load: str = "auto"  # each scenario's demo: host|cluster|auto (liveness_lab/demo/load_source.py)
     command: str = "scripts/lab.sh"
 
 
@@ -74,7 +75,7 @@ class Lab:
             catalogue.load_catalogue()  # every file loads cleanly before the cluster is touched
             chosen = catalogue.load_catalogue(only=self.opts.only, quick=self.opts.quick)
         except catalogue.ScenarioError as e:
-            raise SetupError(f"a scenario is wrong: {e}", "fix the field it names (python -m lab check, from locust/)") from e
+            raise SetupError(f"a scenario is wrong: {e}", "fix the field it names (python -m liveness_lab.lab check, from locust/)") from e
         if not chosen:
             raise SetupError("no scenario chosen", "check --only and --quick")
         return chosen
@@ -82,7 +83,7 @@ class Lab:
     def connect(self) -> None:
         try:
             self.api = rel.ClusterApi()
-            if rel.is_kind_default(self.environ):
+            if coordinates.read(self.environ).is_kind_default():
                 self.api.deployments()
             else:  # --context, --namespace, --release must name what exists
                 rel.check_target(self.api)

@@ -1,7 +1,7 @@
 """Records a timeline of liveness-lab's pods, their events and the CPU while a scripted run swarms.
 
 Usage (from locust/, as scripts/demo.sh runs it):
-    python -m report.recorder --out reports/<ts>/timeline.jsonl --duration 400
+    python -m liveness_lab.report.recorder --out reports/<ts>/timeline.jsonl --duration 400
 
 One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's stats history) and ``kind``:
 
@@ -36,8 +36,8 @@ import sys
 import threading
 import time
 
-from liveness_lab.kube import Kube, KubeUnavailable, event_record, pod_record
-from liveness_lab.variants import SERVICE_PORT
+from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, pod_record
+from liveness_lab.base.variants import SERVICE_PORT
 
 from . import clock
 

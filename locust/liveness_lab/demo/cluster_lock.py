@@ -1,6 +1,6 @@
 """The cluster lock: a scripted run owns the cluster while it measures it.
 
-Two things could drive the variants during a run: the in-cluster Locust (``swarm.py``) and another
+Two things could drive the variants during a run: the in-cluster Locust (``no_other_load.py``) and another
 scripted run, from this clone or another, this machine or another that reaches the same cluster. The
 lock is a ConfigMap, ``<release>-run-lock`` (``liveness-lab-run-lock``) in the release's namespace: creating an object that exists
 fails atomically in the API server (409 AlreadyExists), so it works across clones and machines and needs
@@ -22,8 +22,8 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from .console import LOG
-from .exits import SetupError
+from liveness_lab.base.console import LOG
+from liveness_lab.base.exits import SetupError
 
 LOCK_NAME = "liveness-lab-run-lock"  # the default release's; lock_name() gives each release its own
 

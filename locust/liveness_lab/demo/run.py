@@ -1,7 +1,7 @@
 """The scripted run (``python -m liveness_lab demo``, what ``scripts/demo.sh`` runs): swarms the chosen
 variants with the same offered load (ramp, hold, cool-down, then a quiet period), records Locust's stats
 history and a timeline of the pods and their events, and builds reports/<timestamp>/ (report.html, the
-PNG plots, summary.md, verdict.json and the raw data). Its exit code is the verdict (exits.py).
+PNG plots, summary.md, verdict.json and the raw data). Its exit code is the verdict (base/exits.py).
 
 The run starts from the release as it now is: its defaults (variants, latency, probes) are read from the
 Deployments, and it waits until the chosen variants have rolled out, no old pod is still terminating and
@@ -22,21 +22,19 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from report.settings import settings_by_variant
+from liveness_lab.report.settings import settings_by_variant
 
-from . import DEFAULT_LATENCY_MS
+from liveness_lab.base import DEFAULT_LATENCY_MS, LOCUST_DIR, ROOT, coordinates
 from . import release as rel
-from .console import LOG, log_file
-from .exits import SetupError
-from .kube import Kube
-from .load import HOST_TARGET, choose_load
-from .lock import ClusterLock, ConfigMapStore, lock_name
-from .master import ClusterLocust, MasterUnavailable, phase_options
-from .swarm import ensure_no_swarm, release_master, wait_variants_idle
-from .variants import VARIANTS, user_class
+from liveness_lab.base.console import LOG, log_file
+from liveness_lab.base.exits import SetupError
+from liveness_lab.base.kube import Kube
+from .load_source import HOST_TARGET, choose_load
+from .cluster_lock import ClusterLock, ConfigMapStore, lock_name
+from .locust_master import ClusterLocust, MasterUnavailable, phase_options
+from .no_other_load import ensure_no_swarm, release_master, wait_variants_idle
+from liveness_lab.base.variants import VARIANTS, user_class
 
-LOCUST_DIR = Path(__file__).resolve().parents[1]
-ROOT = LOCUST_DIR.parent
 COOLDOWN_S = 5
 # The recorder starts this long before Locust, for a baseline, and stops this long after it.
 RECORDER_LEAD_S, RECORDER_TAIL_S = 5, 3
@@ -56,7 +54,7 @@ class DemoOptions:
     out: Path | None = None
     keep_pods: bool = False
     stop_swarm: bool = True
-    load: str = "auto"  # host|cluster|auto (load.py)
+    load: str = "auto"  # host|cluster|auto (load_source.py)
     cooldown: int = COOLDOWN_S
     command: str = "scripts/demo.sh"  # recorded in the cluster lock, so a refused run can say who holds it
 
@@ -137,7 +135,7 @@ def resolve_plan(opts: DemoOptions, defaults: rel.ReleaseDefaults, environ=os.en
         v = missing[0]
         raise SetupError(
             f"variant '{v}' is not deployed",
-            f"enable it: helm upgrade {rel.release_name()} chart --reuse-values -n {rel.namespace()} --set variants.{v}.enabled=true (or leave it out of --variants)",
+            f"enable it: helm upgrade {coordinates.release(environ)} chart --reuse-values -n {coordinates.namespace(environ)} --set variants.{v}.enabled=true (or leave it out of --variants)",
         )
     if opts.latency_ms is not None:
         latency, source = opts.latency_ms, "--latency-ms"
@@ -181,7 +179,7 @@ class LiveRecorder:
     variant (each pod's restart count over the first one seen) for the progress display."""
 
     def __init__(self, path: Path, duration: float):
-        from report.recorder import Recorder
+        from liveness_lab.report.recorder import Recorder
 
         recorder_self = self
 
@@ -251,7 +249,7 @@ class Demo:
         first (scripts/cluster-up.sh) when its API does not answer or the release deploys no variant (a
         variant the release leaves out is the user's to enable: resolve_plan says how). Any other
         --context, --namespace or --release must name what exists: else a set-up error saying which."""
-        if not rel.is_kind_default(self.environ):
+        if not coordinates.read(self.environ).is_kind_default():
             return rel.check_target(self._api())
         defaults = None
         try:
@@ -317,7 +315,7 @@ class Demo:
         wait_variants_idle(Kube(api.namespace), plan.variants)
 
     def choose_load(self, plan: Plan) -> None:
-        """--load: host or cluster (load.py), said in the output."""
+        """--load: host or cluster (load_source.py), said in the output."""
         services = None
         if self.opts.load != "cluster":
             try:
@@ -383,7 +381,7 @@ class Demo:
             self.locust.wait()
 
     def swarm_in_cluster(self, plan: Plan, record: RunRecord) -> None:
-        """The same shape and data from the release's Locust master (master.py), its REST calls in locust.log."""
+        """The same shape and data from the release's Locust master (locust_master.py), its REST calls in locust.log."""
         o = self.opts
         self.master.log_path = plan.out / "locust.log"
         self.master.log_path.write_text(f"# --load cluster ({self.load_reason}): the release's Locust master, {self.master}\n")
@@ -441,7 +439,7 @@ class Demo:
         LOG.info("load over; restarts during the run: %s", self.restarts_text(plan))
 
     def report(self, plan: Plan) -> int:
-        from report.build import build
+        from liveness_lab.report.build import build
 
         history = plan.out / "locust_stats_history.csv"
         if not history.is_file() or (self.load == "cluster" and len(history.read_text().splitlines()) < 2):

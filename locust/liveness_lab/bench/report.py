@@ -9,7 +9,7 @@ cpu.md, memory.md, soak.md, results.json and chart.png there. ``cpu_shares`` rea
 instrument and library (CPU_PARTS): where a mode's CPU goes.
 
 To build a report folder's files again (from locust/, in the .venv):
-    python -m liveness_lab.bench_report reports/bench-<timestamp>
+    python -m liveness_lab.bench.report reports/bench-<timestamp>
 """
 
 import json
@@ -204,7 +204,7 @@ def memory_table(records):
         top = ", ".join(f"{k} {v:.1f}" for k, v in sorted(grew.items(), key=lambda kv: -kv[1])[:4] if v > 0.05)
         lines.append(f"| {label(m)} | {n:,} | {(during['RSS'] - before['RSS']) / n:.1f} KiB "
                      f"| {(during.get('heap used', 0) - before.get('heap used', 0)) / n:.1f} KiB | {native:.1f} KiB | {top or '-'} |")
-    lines += ["", "Each connection sent one request, read its answer and stayed open, idle (locust/liveness_lab/hold_connections.py).",
+    lines += ["", "Each connection sent one request, read its answer and stayed open, idle (locust/liveness_lab/bench/hold_connections.py).",
               "Figures are the growth from before the connections to while they were held, after a full GC each time;",
               "the heap's committed size is fixed (-Xms = -Xmx), so native excludes it. Target (issue 15): <= 20 KiB per connection."]
     return "\n".join(lines) + "\n"

@@ -2,7 +2,7 @@
 
 - ``host``: Locust on this machine, against the variants' NodePorts on 127.0.0.1 (kind maps 30080-30083
   there, kind-config.yaml); the default on kind;
-- ``cluster``: the release's own Locust master and workers (``master.py``), driven through the API
+- ``cluster``: the release's own Locust master and workers (``locust_master.py``), driven through the API
   server, swarming the variants' Services from inside the cluster: any cluster, NodePorts or not;
 - ``auto`` (the default): ``host`` when every chosen variant's Service is a NodePort on the port the
   variant table gives (the one kind maps) and 127.0.0.1 answers on it, else ``cluster``, saying why.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import socket
 
-from .exits import SetupError
-from .variants import VARIANTS
+from liveness_lab.base.exits import SetupError
+from liveness_lab.base.variants import VARIANTS
 
 CHOICES = ("auto", "host", "cluster")
 HOST_TARGET = "host: Locust on this machine, kind NodePorts on 127.0.0.1"

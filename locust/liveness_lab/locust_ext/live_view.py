@@ -21,9 +21,9 @@ import time
 import gevent
 from flask import Blueprint, Response
 
-from . import DEFAULT_LATENCY_MS, style
-from .kube import is_liveness_failure, is_liveness_kill
-from .variants import TABLE, request_name
+from liveness_lab.base import DEFAULT_LATENCY_MS, style
+from liveness_lab.base.kube import is_liveness_failure, is_liveness_kill
+from liveness_lab.base.variants import TABLE, request_name
 
 log = logging.getLogger(__name__)
 

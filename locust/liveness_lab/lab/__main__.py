@@ -1,11 +1,11 @@
 """The catalogue's and the judge's own command line, for a person at the keyboard (from locust/, in the
 repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts/lab.sh):
 
-    python -m lab list [--only a,b] [--quick]    the scenarios to run, one name a line, in catalogue order
-    python -m lab check                          load every scenario file; exit 1 naming the bad one
-    python -m lab judge NAME FOLDER              judge a finished demo.sh folder; writes FOLDER/lab.json;
+    python -m liveness_lab.lab list [--only a,b] [--quick]    the scenarios to run, one name a line, in catalogue order
+    python -m liveness_lab.lab check                          load every scenario file; exit 1 naming the bad one
+    python -m liveness_lab.lab judge NAME FOLDER              judge a finished demo.sh folder; writes FOLDER/lab.json;
                                                  exit 0 held, 1 not held, 2 cannot tell
-    python -m lab matrix LAB-FOLDER              matrix.md and matrix.html over every lab.json below it
+    python -m liveness_lab.lab matrix LAB-FOLDER              matrix.md and matrix.html over every lab.json below it
 """
 
 import argparse
@@ -17,7 +17,7 @@ EXIT = {judge.HELD: 0, judge.NOT_HELD: 1, judge.CANNOT_TELL: 2}
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m liveness_lab.lab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list")
     p.add_argument("--only", default="")

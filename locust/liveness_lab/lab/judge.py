@@ -18,7 +18,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from report.verdict import VariantAnalysis, Verdict, judge, load_run
+from liveness_lab.report.verdict import VariantAnalysis, Verdict, judge, load_run
 
 from .catalogue import COUNT, Scenario
 

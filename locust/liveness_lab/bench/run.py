@@ -35,10 +35,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .console import LOG, log_file
-from .exits import SetupError
+from liveness_lab.base import ROOT
+from liveness_lab.base.console import LOG, log_file
+from liveness_lab.base.exits import SetupError
 
-ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_SCENARIOS = "1000:100,1000:1000,1000:5000,1000:10000,100:1000"
 QUICK_SCENARIOS = "1000:100,100:100"
@@ -97,7 +97,7 @@ def scenarios(text: str) -> list[Scenario]:
 
 def table_modes() -> list[str]:
     """The modes of the variant table (chart/values.yaml), each once, in its order (which gives the ports)."""
-    from .variants import TABLE
+    from liveness_lab.base.variants import TABLE
 
     return list(dict.fromkeys(v.mode for v in TABLE))
 
@@ -679,7 +679,7 @@ class Bench:
         10 ms, the JDK's "profile" settings) and allocations in profile-NAME.txt, the CPU shares in
         profile-NAME.cpu.json; returns the sleeps that ran their full time (sleeps_completed), the shares and
         the collections' pauses (gc_pauses)."""
-        from .bench_report import cpu_shares
+        from .report import cpu_shares
 
         jfr = self.out / f"profile-{name}.jfr"
         views = [self.jfr("view", "--width", "160", view, str(jfr)) for view in ("hot-methods", "allocation-by-class")]
@@ -864,7 +864,7 @@ class Bench:
                     self.stop_all()
 
     def measure(self, ts: list[Target], modes: list[str], baseline) -> int:
-        from . import bench_report
+        from . import report as bench_report
 
         o, out = self.opts, self.out
         for t in ts:

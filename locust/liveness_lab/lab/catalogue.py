@@ -1,4 +1,4 @@
-"""The lab's scenario catalogue: one YAML file per scenario in locust/scenarios/, read and checked here.
+"""The lab's scenario catalogue: one YAML file per scenario in locust/liveness_lab/lab/scenarios/, read and checked here.
 
 A scenario file holds data only (adding one needs no code):
 
@@ -20,7 +20,7 @@ A scenario file holds data only (adding one needs no code):
 
 Every mistake stops the load with a ScenarioError naming the file and the field.
 
-Usage (from locust/): python -m lab --help
+Usage (from locust/): python -m liveness_lab.lab --help
 """
 
 import re
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import yaml  # PyYAML comes with the kubernetes client (requirements.lock)
 
-from liveness_lab import DEFAULT_LATENCY_MS
-from liveness_lab.variants import VARIANTS
+from liveness_lab.base import DEFAULT_LATENCY_MS
+from liveness_lab.base.variants import VARIANTS
 
-CATALOGUE = Path(__file__).resolve().parents[1] / "scenarios"
+CATALOGUE = Path(__file__).resolve().parent / "scenarios"
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
 # A count prediction: a number, or a comparison with one ("0", ">=1", ">0", "<=2").
 COUNT = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+)$")

@@ -21,8 +21,8 @@ from datetime import datetime, timezone
 import gevent
 from flask import Blueprint, jsonify, request
 
-from .kube import Kube, KubeUnavailable, event_record, is_liveness_failure, is_liveness_kill, pod_record
-from .variants import VARIANTS
+from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, is_liveness_failure, is_liveness_kill, pod_record
+from liveness_lab.base.variants import VARIANTS
 
 log = logging.getLogger(__name__)
 

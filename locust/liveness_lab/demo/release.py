@@ -14,32 +14,13 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from report.settings import settings_by_variant
+from liveness_lab.report.settings import settings_by_variant
 
-from .kube import parse_time
-from .variants import COMPONENT_LABEL, VARIANTS
+from liveness_lab.base import coordinates
+from liveness_lab.base.kube import parse_time
+from liveness_lab.base.variants import COMPONENT_LABEL, VARIANTS
 
-DEFAULT_CONTEXT = "kind-liveness-lab"
-DEFAULT_NAMESPACE = "liveness-lab"
-DEFAULT_RELEASE = "liveness-lab"
 LATENCY_ENV = "DEMO_LATENCY_MS"
-
-
-def context(environ=os.environ) -> str:
-    return environ.get("LIVENESS_LAB_KUBE_CONTEXT") or DEFAULT_CONTEXT
-
-
-def namespace(environ=os.environ) -> str:
-    return environ.get("LIVENESS_LAB_NAMESPACE") or DEFAULT_NAMESPACE
-
-
-def release_name(environ=os.environ) -> str:
-    return environ.get("LIVENESS_LAB_RELEASE") or DEFAULT_RELEASE
-
-
-def is_kind_default(environ=os.environ) -> bool:
-    """The run targets kind's own cluster, namespace and release (what scripts/cluster-up.sh makes)."""
-    return (context(environ), namespace(environ), release_name(environ)) == (DEFAULT_CONTEXT, DEFAULT_NAMESPACE, DEFAULT_RELEASE)
 
 
 @dataclass(frozen=True)
@@ -133,7 +114,8 @@ class ClusterApi:
     def __init__(self, context_name: str | None = None, namespace_name: str | None = None, release: str | None = None, timeout_s: float = 10):
         from kubernetes import client, config
 
-        self.context, self.namespace, self.release = context_name or context(), namespace_name or namespace(), release or release_name()
+        here = coordinates.read()
+        self.context, self.namespace, self.release = context_name or here.context, namespace_name or here.namespace, release or here.release
         self.timeout = timeout_s
         try:
             api_client = config.new_client_from_config(context=self.context)
@@ -193,7 +175,7 @@ class ApiUnavailable(Exception):
 def check_target(api) -> ReleaseDefaults:
     """The release's defaults, when --context, --namespace and --release name what exists; else a set-up
     error (exit 3) saying which one does not, and how to list what there is."""
-    from .exits import SetupError
+    from liveness_lab.base.exits import SetupError
 
     ctx = f"--context {api.context}"
     try:

@@ -1,5 +1,5 @@
 """Opens N keep-alive connections to a service on 127.0.0.1 and holds them idle, for the bench's
-memory-per-connection measurement (liveness_lab/bench.py runs it on the load generator's CPU).
+memory-per-connection measurement (liveness_lab/bench/run.py runs it on the load generator's CPU).
 
 Usage: python hold_connections.py PORT N
 Each connection sends one `GET /api/work?latencyMs=0` and reads the answer (so the server has set up

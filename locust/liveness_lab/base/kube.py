@@ -1,11 +1,11 @@
 """Reads liveness-lab's pods and their events from the Kubernetes API, as plain JSON-like dicts.
 
-Used by the Pods tab (``pods_tab.py``) and the scripted run's recorder (``report/recorder.py``). It needs
+Used by the Pods tab (``locust_ext/pods_tab.py``) and the scripted run's recorder (``report/recorder.py``). It needs
 only ``get``/``list``/``watch`` on ``pods`` and ``events`` in its namespace (the chart's Role for Locust).
 
 Configuration, first that works: the pod's service account (``load_incluster_config``), then the
 kubeconfig (``$KUBECONFIG`` or ``~/.kube/config``, context ``$LIVENESS_LAB_KUBE_CONTEXT`` or the
-current one) for runs on the host. The namespace is
+current one) for runs on the host. The namespace is ``coordinates.namespace()``:
 ``$LIVENESS_LAB_NAMESPACE``, else the service account's namespace, else ``liveness-lab``.
 
 Everything past ``Kube.pods()``/``Kube.events()`` works on the API's own JSON (camelCase keys, as
@@ -16,13 +16,12 @@ import logging
 import os
 from datetime import datetime, timezone
 
+from . import coordinates
 from .probes import container_liveness, container_ports
 from .variants import POD_SELECTOR, variant_of_pod
 
-DEFAULT_NAMESPACE = "liveness-lab"
 # urllib3 logs a warning per retry: an unreachable API is shown in the tab, not in Locust's log every 3 s.
 logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
-SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 # Short, so an unreachable API shows up in the tab within seconds instead of hanging a refresh.
 REQUEST_TIMEOUT_S = float(os.environ.get("LIVENESS_LAB_KUBE_TIMEOUT", "3"))
 
@@ -41,15 +40,7 @@ class Kube:
 
     @property
     def namespace(self) -> str:
-        if self._namespace:
-            return self._namespace
-        if os.environ.get("LIVENESS_LAB_NAMESPACE"):
-            return os.environ["LIVENESS_LAB_NAMESPACE"]
-        try:
-            with open(SERVICE_ACCOUNT_NAMESPACE, encoding="utf-8") as f:
-                return f.read().strip()
-        except OSError:
-            return DEFAULT_NAMESPACE
+        return self._namespace or coordinates.namespace()
 
     def _connect(self):
         if self._api is not None:
@@ -63,7 +54,7 @@ class Kube:
         except config.ConfigException:
             try:
                 # LIVENESS_LAB_KUBE_CONTEXT: scripts/demo.sh pins kind's context; default: the current one.
-                config.load_kube_config(context=os.environ.get("LIVENESS_LAB_KUBE_CONTEXT") or None)
+                config.load_kube_config(context=coordinates.named_context())
                 self.source = "kubeconfig"
             except Exception as e:  # missing file, bad YAML, no current context...
                 raise KubeUnavailable(f"no Kubernetes configuration (in-cluster or kubeconfig): {e}") from e

@@ -4,7 +4,7 @@ event loops. scripts/demo.sh records them in run.json as the run starts; the ver
 liveness kill against them (kill_window).
 
 Usage (from locust/, as scripts/demo.sh runs it):
-    kubectl get deployments -l app.kubernetes.io/instance=liveness-lab -o json | python -m report.settings
+    kubectl get deployments -l app.kubernetes.io/instance=liveness-lab -o json | python -m liveness_lab.report.settings
 
 Prints one JSON object keyed by each Deployment's `app.kubernetes.io/component` label (the variant).
 """
@@ -14,7 +14,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from liveness_lab.probes import probe_settings
+from liveness_lab.base.probes import probe_settings
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
 # Reactor Netty's event-loop count, when the JVM is told one (otherwise max(CPUs, 4): docs/sources.md,

@@ -20,8 +20,8 @@ Where a variant answers, first match wins:
   for Locust running inside the cluster in the release's namespace.
 
 Command line (demo.sh asks here rather than restating the list), from locust/:
-    python -m liveness_lab.variants --names [--enabled]   # one name a line
-    python -m liveness_lab.variants --classes NAME...     # the locustfile's user class of each, or exit 2
+    python -m liveness_lab.base.variants --names [--enabled]   # one name a line
+    python -m liveness_lab.base.variants --classes NAME...     # the locustfile's user class of each, or exit 2
 """
 
 import argparse
@@ -31,10 +31,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-VALUES = Path(__file__).resolve().parents[2] / "chart" / "values.yaml"
+from . import ROOT, coordinates
 
-# The chart's object names are `<fullname>-<variant>`; the release is called liveness-lab.
-RELEASE = os.environ.get("LIVENESS_LAB_RELEASE", "liveness-lab")
+VALUES = ROOT / "chart" / "values.yaml"
+
+# The chart's object names are `<fullname>-<variant>` (the release's name: coordinates.release()).
 CHART = "liveness-lab"
 
 
@@ -55,7 +56,7 @@ class Variant:
     mode: str
     node_port: int
     enabled: bool = True
-    # The in-cluster base URL when the chart gave it; else it follows from RELEASE and SERVICE_PORT.
+    # The in-cluster base URL when the chart gave it; else it follows from the release and SERVICE_PORT.
     url: str = ""
 
 
@@ -99,7 +100,7 @@ def target_host(variant: str, environ=os.environ) -> str:
         # The network rule: host runs only ever reach the loopback NodePorts kind maps.
         return f"http://127.0.0.1:{VARIANTS[variant]}"
     if target == "cluster":
-        return _BY_NAME[variant].url or f"http://{RELEASE}-{variant}:{SERVICE_PORT}"
+        return _BY_NAME[variant].url or f"http://{fullname(coordinates.release(environ))}-{variant}:{SERVICE_PORT}"
     raise ValueError(f"LIVENESS_LAB_TARGET={target!r}: use 'cluster' or 'host'")
 
 
@@ -110,7 +111,7 @@ def variant_of_pod(name: str, labels: dict | None = None) -> str | None:
     if component in VARIANTS:
         return component
     for variant in VARIANTS:
-        if name.startswith(f"{fullname(RELEASE)}-{variant}-"):
+        if name.startswith(f"{fullname(coordinates.release())}-{variant}-"):
             return variant
     return None
 
@@ -128,7 +129,7 @@ def variant_of_request_name(name: str) -> str | None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m liveness_lab.variants", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m liveness_lab.base.variants", description=__doc__.split("\n")[0])
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--names", action="store_true", help="print the variant names, one a line")
     what.add_argument("--classes", nargs="+", metavar="NAME", help="print the user class of each NAME")

@@ -3,7 +3,7 @@ verdict.json, from the folder scripts/demo.sh filled (run.json, locust_stats_his
 locust_stats.csv, timeline.jsonl). Exits 0 for PASS, 1 for FAIL, 2 for INCONCLUSIVE.
 
 Usage (from locust/):
-    python -m report.build reports/<timestamp>
+    python -m liveness_lab.report.build reports/<timestamp>
 """
 
 import json
@@ -17,7 +17,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from liveness_lab import style  # noqa: E402
+from liveness_lab.base import style  # noqa: E402
 
 from .document import Document, Image, Item, Items, Pre, Section, Table, render_html, render_markdown  # noqa: E402
 from .verdict import Phases, VariantAnalysis, Verdict, judge, load_run, requested_latency_ms  # noqa: E402

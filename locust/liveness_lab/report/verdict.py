@@ -31,9 +31,9 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from liveness_lab import DEFAULT_LATENCY_MS
-from liveness_lab.kube import is_liveness_failure, is_liveness_kill
-from liveness_lab.variants import VARIANTS, request_name
+from liveness_lab.base import DEFAULT_LATENCY_MS
+from liveness_lab.base.kube import is_liveness_failure, is_liveness_kill
+from liveness_lab.base.variants import VARIANTS, request_name
 
 from . import clock
 from .settings import CLOCK_SLACK_S, KillWindow, VariantSettings, kill_window, run_settings

@@ -36,8 +36,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .console import LOG
-from .exits import SetupError
+from liveness_lab.base.console import LOG
+from liveness_lab.base.exits import SetupError
 
 SHAPE_CLASS = "DemoShape"
 HISTORY_ROUTE = "/liveness-lab/stats-history"

@@ -1,0 +1,15 @@
+"""The shared base: the variant table (``variants``), the cluster's coordinates (``coordinates``), the
+Kubernetes reader (``kube``), a container's probes (``probes``), how a variant is drawn (``style``), and
+what a command says and how it exits (``console``, ``exits``). Imports nothing else of liveness_lab's.
+"""
+
+from pathlib import Path
+
+# The latency each request asks for when nobody says (ms): the default of the locustfile's --latency-ms,
+# of scripts/demo.sh, and what the report assumes for an old run.json without latency_ms. The same
+# number as the service's own default (DemoProperties) and the chart's latencyMs; each runtime has one.
+DEFAULT_LATENCY_MS = 1000
+
+# locust/ and the repository around it, on the host (the Locust image has locust/'s files only).
+LOCUST_DIR = Path(__file__).resolve().parents[2]
+ROOT = LOCUST_DIR.parent
