@@ -40,7 +40,8 @@ import locust.runners
 from locust import FastHttpUser, constant_throughput, events, task
 
 from liveness_lab.base import DEFAULT_LATENCY_MS, variants
-from liveness_lab.locust_ext import live_view, pods_tab, demo_shape as shape, stats_history
+from liveness_lab.locust_ext import demo_shape as shape
+from liveness_lab.locust_ext import live_view, pods_tab, stats_history
 
 if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
     # Only imported on request: a shape class in the module would replace the web UI's users/rate form,
@@ -68,11 +69,17 @@ REQUEST_TIMEOUT_S = float(os.environ.get("LIVENESS_LAB_REQUEST_TIMEOUT_S", "10")
 @events.init_command_line_parser.add_listener
 def _options(parser):
     parser.add_argument(
-        "--latency-ms", type=int, default=DEFAULT_LATENCY_MS, env_var="LIVENESS_LAB_LATENCY_MS",
+        "--latency-ms",
+        type=int,
+        default=DEFAULT_LATENCY_MS,
+        env_var="LIVENESS_LAB_LATENCY_MS",
         help="latency each /api/work request asks the service for, in ms",
     )
     parser.add_argument(
-        "--rate-per-user", type=float, default=1.0, env_var="LIVENESS_LAB_RATE_PER_USER",
+        "--rate-per-user",
+        type=float,
+        default=1.0,
+        env_var="LIVENESS_LAB_RATE_PER_USER",
         help="requests per second each user aims for (constant_throughput)",
     )
     shape.add_options(parser)
@@ -109,13 +116,17 @@ class VariantUser(FastHttpUser):
 
 def _user_class(variant: variants.Variant) -> type[VariantUser]:
     name = variants.user_class(variant.name)
-    return type(name, (VariantUser,), {
-        "__doc__": f"Swarms the {variant.name} variant (APP_MODE={variant.mode}).",
-        "__module__": __name__,
-        "abstract": False,
-        "variant": variant.name,
-        "host": variants.target_host(variant.name),
-    })
+    return type(
+        name,
+        (VariantUser,),
+        {
+            "__doc__": f"Swarms the {variant.name} variant (APP_MODE={variant.mode}).",
+            "__module__": __name__,
+            "abstract": False,
+            "variant": variant.name,
+            "host": variants.target_host(variant.name),
+        },
+    )
 
 
 # One class per variant of the table (chart/values.yaml, or the chart's LIVENESS_LAB_VARIANTS in the

@@ -7,9 +7,10 @@ import shlex
 import signal
 import sys
 
-from .cli import parse
 from liveness_lab.base import coordinates
 from liveness_lab.base.exits import INTERRUPTED, SETUP, TERMINATED, SetupError, Terminated
+
+from .cli import parse
 
 
 def _terminated(*_):
@@ -32,9 +33,20 @@ def main(argv=None, environ=os.environ) -> int:
         if args.command == "demo":
             from liveness_lab.demo.run import DemoOptions, run_demo
 
-            opts = DemoOptions(hold=args.hold, ramp=args.ramp, quiet=args.quiet, users=args.users, rate=args.rate,
-                               latency_ms=args.latency_ms, variants=args.variants, out=args.out, keep_pods=args.keep_pods,
-                               stop_swarm=args.stop_swarm, load=args.load, command=command)
+            opts = DemoOptions(
+                hold=args.hold,
+                ramp=args.ramp,
+                quiet=args.quiet,
+                users=args.users,
+                rate=args.rate,
+                latency_ms=args.latency_ms,
+                variants=args.variants,
+                out=args.out,
+                keep_pods=args.keep_pods,
+                stop_swarm=args.stop_swarm,
+                load=args.load,
+                command=command,
+            )
             return run_demo(opts, console, environ)
         if args.command == "bench":
             from liveness_lab.bench.run import options, run_bench
@@ -42,7 +54,11 @@ def main(argv=None, environ=os.environ) -> int:
             return run_bench(options(args, command), console, environ)
         from liveness_lab.lab.runner import LabOptions, run_lab
 
-        return run_lab(LabOptions(only=args.only, quick=args.quick, repeat=args.repeat, out=args.out, load=args.load, command=command), console, environ)
+        return run_lab(
+            LabOptions(only=args.only, quick=args.quick, repeat=args.repeat, out=args.out, load=args.load, command=command),
+            console,
+            environ,
+        )
     except SetupError as e:
         LOG.error("%s", e.message + (f"\n  fix: {e.fix}" if e.fix else ""))
         return SETUP
@@ -53,7 +69,12 @@ def main(argv=None, environ=os.environ) -> int:
         LOG.warning("terminated")
         return TERMINATED
     except Exception as e:  # a bug, or something nobody foresaw: never a verdict (1 is FAIL)
-        LOG.error("the run broke: %s: %s (the traceback is in the run's log file)\n  fix: report it with that log", type(e).__name__, e, exc_info=True)
+        LOG.error(
+            "the run broke: %s: %s (the traceback is in the run's log file)\n  fix: report it with that log",
+            type(e).__name__,
+            e,
+            exc_info=True,
+        )
         return SETUP
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from liveness_lab.base.exits import BENCH_HELP
+from liveness_lab.base.exits import BENCH_HELP, SETUP
 from liveness_lab.base.exits import HELP as EXIT_HELP
-from liveness_lab.base.exits import SETUP
 
 DEMO = """\
 The scripted run: swarms the chosen variants with the same offered load (ramp, hold, cool-down, then a
@@ -160,71 +159,169 @@ def add_bench(sub) -> argparse.ArgumentParser:
     from liveness_lab.bench.run import CLIENTS, DEFAULT_SCENARIOS, QUICK_SCENARIOS, scenarios
 
     fmt = argparse.RawDescriptionHelpFormatter
-    b = sub.add_parser("bench", prog="scripts/bench.sh", description=BENCH, epilog=ENV_BENCH + "\n" + BENCH_HELP, formatter_class=fmt,
-                       help="the benchmark")
-    b.add_argument("--duration", type=above_zero, default=None, metavar="SECONDS", help="how long each mode is offered each scenario (default 20)")
-    b.add_argument("--modes", type=names, default=None, metavar="LIST",
-                   help="comma-separated modes (default: every mode of the variant table, chart/values.yaml; reactive with --soak)")
-    b.add_argument("--scenarios", type=scenarios, default=None, metavar="LIST", help=f"comma-separated LATENCY_MS:CONCURRENCY (default {DEFAULT_SCENARIOS})")
-    b.add_argument("--quick", action="store_true",
-                   help=f"a smoke run, not a measurement: 3 s per run, 4 s of warm-up, scenarios {QUICK_SCENARIOS}, 1000 idle connections (flags given override these)")
-    b.add_argument("--idle-connections", type=whole, default=None, metavar="N",
-                   help="memory per connection: each mode holds N idle keep-alive connections, measured with the JVM's Native Memory Tracking, heap after GC and RSS (default 10000, 0: skip)")
-    b.add_argument("--soak", type=above_zero, default=0, metavar="MINUTES",
-                   help="a soak instead of the scenarios: each mode (default reactive) held at the demo's rate (20 req/s of 1 s) for MINUTES, then at 10 times that for MINUTES; "
-                        "RSS and the heap after a full GC sampled every minute, errors and latency per phase (soak.md)")
-    b.add_argument("--baseline", type=nonempty, default=None, metavar="REF",
-                   help="also run the reactive mode as built at git revision REF (e.g. a tag or HEAD~3), in the same run with the same warm-up, "
-                        "to hold a change against it (\"reactive (REF)\" in the tables); the jar is built once into the cache, keyed by commit")
-    b.add_argument("--no-floor", dest="floor", action="store_false",
-                   help="leave out the floor: reactive's /api/work on bare Reactor Netty, no Spring (a row wherever reactive runs)")
-    b.add_argument("--client", choices=CLIENTS, default="openloop",
-                   help="the load generator of the measured runs: openloop (default; the bench's own open-loop client on Netty, "
-                        "latency from each request's intended send time, service/src/test/java/.../OpenLoopClient.java) or vegeta; "
-                        "the warm-ups and the soak use vegeta")
-    b.add_argument("--service-args", type=nonempty, default=None, metavar="ARGS",
-                   help="more arguments for every service JVM, after the bench's own, split at spaces: Spring settings "
-                        "(--management.observations.enable.http.server.requests=true) or JVM flags (-XX:...), to measure what one setting costs; recorded in machine.txt")
+    b = sub.add_parser(
+        "bench", prog="scripts/bench.sh", description=BENCH, epilog=ENV_BENCH + "\n" + BENCH_HELP, formatter_class=fmt, help="the benchmark"
+    )
+    b.add_argument(
+        "--duration", type=above_zero, default=None, metavar="SECONDS", help="how long each mode is offered each scenario (default 20)"
+    )
+    b.add_argument(
+        "--modes",
+        type=names,
+        default=None,
+        metavar="LIST",
+        help="comma-separated modes (default: every mode of the variant table, chart/values.yaml; reactive with --soak)",
+    )
+    b.add_argument(
+        "--scenarios",
+        type=scenarios,
+        default=None,
+        metavar="LIST",
+        help=f"comma-separated LATENCY_MS:CONCURRENCY (default {DEFAULT_SCENARIOS})",
+    )
+    b.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a smoke run, not a measurement: 3 s per run, 4 s of warm-up, scenarios {QUICK_SCENARIOS}, 1000 idle connections "
+        "(flags given override these)",
+    )
+    b.add_argument(
+        "--idle-connections",
+        type=whole,
+        default=None,
+        metavar="N",
+        help="memory per connection: each mode holds N idle keep-alive connections, measured with the JVM's Native Memory "
+        "Tracking, heap after GC and RSS (default 10000, 0: skip)",
+    )
+    b.add_argument(
+        "--soak",
+        type=above_zero,
+        default=0,
+        metavar="MINUTES",
+        help="a soak instead of the scenarios: each mode (default reactive) held at the demo's rate (20 req/s of 1 s) for MINUTES, "
+        "then at 10 times that for MINUTES; "
+        "RSS and the heap after a full GC sampled every minute, errors and latency per phase (soak.md)",
+    )
+    b.add_argument(
+        "--baseline",
+        type=nonempty,
+        default=None,
+        metavar="REF",
+        help="also run the reactive mode as built at git revision REF (e.g. a tag or HEAD~3), in the same run with the same warm-up, "
+        'to hold a change against it ("reactive (REF)" in the tables); the jar is built once into the cache, keyed by commit',
+    )
+    b.add_argument(
+        "--no-floor",
+        dest="floor",
+        action="store_false",
+        help="leave out the floor: reactive's /api/work on bare Reactor Netty, no Spring (a row wherever reactive runs)",
+    )
+    b.add_argument(
+        "--client",
+        choices=CLIENTS,
+        default="openloop",
+        help="the load generator of the measured runs: openloop (default; the bench's own open-loop client on Netty, "
+        "latency from each request's intended send time, service/src/test/java/.../OpenLoopClient.java) or vegeta; "
+        "the warm-ups and the soak use vegeta",
+    )
+    b.add_argument(
+        "--service-args",
+        type=nonempty,
+        default=None,
+        metavar="ARGS",
+        help="more arguments for every service JVM, after the bench's own, split at spaces: Spring settings "
+        "(--management.observations.enable.http.server.requests=true) or JVM flags (-XX:...), to measure what one setting costs; "
+        "recorded in machine.txt",
+    )
     return b
 
 
 def add_target(p: argparse.ArgumentParser, load: bool = True) -> None:
     """Where the release is and where the load comes from: the options demo and lab share."""
-    p.add_argument("--context", default=None, metavar="NAME",
-                   help="kubeconfig context of the cluster (default: LIVENESS_LAB_KUBE_CONTEXT, else kind-liveness-lab)")
-    p.add_argument("--namespace", default=None, metavar="NAME",
-                   help="namespace of the release (default: LIVENESS_LAB_NAMESPACE, else liveness-lab)")
-    p.add_argument("--release", default=None, metavar="NAME",
-                   help="Helm release name (default: LIVENESS_LAB_RELEASE, else liveness-lab); the cluster lock is <release>-run-lock")
+    p.add_argument(
+        "--context",
+        default=None,
+        metavar="NAME",
+        help="kubeconfig context of the cluster (default: LIVENESS_LAB_KUBE_CONTEXT, else kind-liveness-lab)",
+    )
+    p.add_argument(
+        "--namespace", default=None, metavar="NAME", help="namespace of the release (default: LIVENESS_LAB_NAMESPACE, else liveness-lab)"
+    )
+    p.add_argument(
+        "--release",
+        default=None,
+        metavar="NAME",
+        help="Helm release name (default: LIVENESS_LAB_RELEASE, else liveness-lab); the cluster lock is <release>-run-lock",
+    )
     if load:
-        p.add_argument("--load", choices=("auto", "host", "cluster"), default="auto",
-                       help="where Locust runs: host (this machine, kind's NodePorts on 127.0.0.1), cluster (the release's own "
-                            "master and workers, through the API server) or auto (default: host when the NodePorts answer, else cluster)")
+        p.add_argument(
+            "--load",
+            choices=("auto", "host", "cluster"),
+            default="auto",
+            help="where Locust runs: host (this machine, kind's NodePorts on 127.0.0.1), cluster (the release's own "
+            "master and workers, through the API server) or auto (default: host when the NodePorts answer, else cluster)",
+        )
 
 
 def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh") -> Parser:
     fmt = argparse.RawDescriptionHelpFormatter
     top = Parser(prog="python -m liveness_lab", description="liveness-lab's scripted runs.", epilog=EXIT_HELP, formatter_class=fmt)
     sub = top.add_subparsers(dest="command", required=True, parser_class=Parser)
-    d = sub.add_parser("demo", prog=prog_demo, description=DEMO, epilog=ENV_DEMO + "\n" + EXIT_HELP, formatter_class=fmt, help="the scripted run")
+    d = sub.add_parser(
+        "demo", prog=prog_demo, description=DEMO, epilog=ENV_DEMO + "\n" + EXIT_HELP, formatter_class=fmt, help="the scripted run"
+    )
     d.add_argument("--hold", type=above_zero, default=180, metavar="SECONDS", help="time at full load (default 180)")
     d.add_argument("--ramp", type=whole, default=10, metavar="SECONDS", help="time to reach full load (default 10)")
-    d.add_argument("--quiet", type=whole, default=90, metavar="SECONDS", help="time without load afterwards, to watch recovery (default 90)")
+    d.add_argument(
+        "--quiet", type=whole, default=90, metavar="SECONDS", help="time without load afterwards, to watch recovery (default 90)"
+    )
     d.add_argument("--users", type=above_zero, default=20, metavar="N", help="users per variant (default 20)")
     d.add_argument("--rate", type=rate, default=1.0, metavar="R", help="requests per second each user aims for (default 1)")
-    d.add_argument("--latency-ms", type=whole, default=None, metavar="MS",
-                   help="latency each request asks for (default: LIVENESS_LAB_LATENCY_MS, else the release's, DEMO_LATENCY_MS of its Deployments: the chart's latencyMs)")
-    d.add_argument("--variants", type=names, default=None, metavar="LIST",
-                   help="comma-separated names from the variant table, chart/values.yaml `variants:` (default: those the release deploys); a variant off in the release must be enabled first")
+    d.add_argument(
+        "--latency-ms",
+        type=whole,
+        default=None,
+        metavar="MS",
+        help="latency each request asks for (default: LIVENESS_LAB_LATENCY_MS, else the release's, DEMO_LATENCY_MS of its "
+        "Deployments: the chart's latencyMs)",
+    )
+    d.add_argument(
+        "--variants",
+        type=names,
+        default=None,
+        metavar="LIST",
+        help="comma-separated names from the variant table, chart/values.yaml `variants:` (default: those the release deploys); a "
+        "variant off in the release must be enabled first",
+    )
     d.add_argument("--out", default=None, metavar="DIR", help="report folder (default reports/<UTC timestamp>)")
     d.add_argument("--keep-pods", action="store_true", help="do not replace pods that restarted before the run")
-    d.add_argument("--no-stop-swarm", dest="stop_swarm", action="store_false",
-                   help="refuse to run while the in-cluster Locust swarms (default: stop its swarm, and say so)")
+    d.add_argument(
+        "--no-stop-swarm",
+        dest="stop_swarm",
+        action="store_false",
+        help="refuse to run while the in-cluster Locust swarms (default: stop its swarm, and say so)",
+    )
     add_target(d)
-    lab = sub.add_parser("lab", prog=prog_lab, description=LAB, epilog=ENV_LAB + "\n" + EXIT_HELP, formatter_class=fmt, help="the scenario catalogue")
-    lab.add_argument("--only", type=names, default=None, metavar="LIST", help="comma-separated scenario names (the files' names without .yaml); default: all")
-    lab.add_argument("--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~6.5 min)")
-    lab.add_argument("--repeat", type=above_zero, default=1, metavar="N", help="run the chosen scenarios N times (folders <scenario>-1 .. -N; the matrix says k of N)")
+    lab = sub.add_parser(
+        "lab", prog=prog_lab, description=LAB, epilog=ENV_LAB + "\n" + EXIT_HELP, formatter_class=fmt, help="the scenario catalogue"
+    )
+    lab.add_argument(
+        "--only",
+        type=names,
+        default=None,
+        metavar="LIST",
+        help="comma-separated scenario names (the files' names without .yaml); default: all",
+    )
+    lab.add_argument(
+        "--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~6.5 min)"
+    )
+    lab.add_argument(
+        "--repeat",
+        type=above_zero,
+        default=1,
+        metavar="N",
+        help="run the chosen scenarios N times (folders <scenario>-1 .. -N; the matrix says k of N)",
+    )
     lab.add_argument("--out", default=None, metavar="DIR", help="lab folder (default reports/lab-<UTC timestamp>)")
     add_target(lab)
     top.subs = {"demo": d, "lab": lab, "bench": add_bench(sub)}
@@ -239,7 +336,7 @@ def parse(argv: list[str], prog: str | None = None) -> argparse.Namespace:
     argv, i = list(argv), 1
     while argv[:1] == ["bench"] and i < len(argv) - 1:
         if argv[i] == "--service-args":
-            argv[i:i + 2] = [f"--service-args={argv[i + 1]}"]
+            argv[i : i + 2] = [f"--service-args={argv[i + 1]}"]
         i += 1
     args, extra = top.parse_known_args(argv)
     if extra:

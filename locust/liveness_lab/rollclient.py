@@ -62,8 +62,12 @@ class Tally:
 
     def summary(self) -> dict:
         with self.lock:
-            return {f.name: (dict(v) if isinstance(v, Counter) else list(v) if isinstance(v, list) else v)
-                    for f in fields(self) if f.name != "lock" for v in [getattr(self, f.name)]}
+            return {
+                f.name: (dict(v) if isinstance(v, Counter) else list(v) if isinstance(v, list) else v)
+                for f in fields(self)
+                if f.name != "lock"
+                for v in [getattr(self, f.name)]
+            }
 
 
 def closed_while_idle(sock: socket.socket) -> str | None:
@@ -90,8 +94,7 @@ def worker(url: str, rate: float, deadline: float, timeout: float, tally: Tally,
         if conn is not None and conn.sock is not None:
             ended = closed_while_idle(conn.sock)
             if ended is not None:
-                tally.add(started, **{f"{'reset' if ended == 'reset' else 'closed'}_idle": 1},
-                          event={"kind": f"{ended}-idle"})
+                tally.add(started, **{f"{'reset' if ended == 'reset' else 'closed'}_idle": 1}, event={"kind": f"{ended}-idle"})
                 conn.close()
                 conn = None
         if conn is None:
@@ -109,8 +112,7 @@ def worker(url: str, rate: float, deadline: float, timeout: float, tally: Tally,
             body = response.read()
         except (OSError, http.client.HTTPException) as e:
             reset = isinstance(e, ConnectionResetError)
-            tally.add(started, lost=1, lost_reset=int(reset),
-                      event={"kind": "lost-reset" if reset else "lost", "error": repr(e)})
+            tally.add(started, lost=1, lost_reset=int(reset), event={"kind": "lost-reset" if reset else "lost", "error": repr(e)})
             conn.close()
             conn = None
             continue
@@ -136,28 +138,29 @@ def run(url: str, connections: int, rate: float, duration: float, timeout: float
     tally = Tally()
     started = time.monotonic()
     deadline = started + duration
-    threads = [threading.Thread(target=worker, args=(url, rate, deadline, timeout, tally, started), daemon=True)
-               for _ in range(connections)]
+    threads = [
+        threading.Thread(target=worker, args=(url, rate, deadline, timeout, tally, started), daemon=True) for _ in range(connections)
+    ]
     for thread in threads:
         thread.start()
         # Spread the first requests over one period, as users arriving one by one do.
         time.sleep(1 / rate / connections)
     for thread in threads:
         thread.join()
-    return {"url": url, "connections_wanted": connections, "rate_per_connection": rate, "duration": duration,
-            **tally.summary()}
+    return {"url": url, "connections_wanted": connections, "rate_per_connection": rate, "duration": duration, **tally.summary()}
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1]
+    )
     parser.add_argument("--url", required=True, help="what every request GETs")
     parser.add_argument("--connections", type=int, default=20, help="workers, one connection each (default 20)")
     parser.add_argument("--rate", type=float, default=1.0, help="requests per second per worker (default 1)")
     parser.add_argument("--duration", type=float, default=60.0, help="seconds to run (default 60)")
-    parser.add_argument("--timeout", type=float, default=10.0,
-                        help="seconds a request may take before it counts as lost (default 10, as Locust's)")
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds a request may take before it counts as lost (default 10, as Locust's)"
+    )
     parser.add_argument("--json", help="also write the result to this file")
     args = parser.parse_args(argv)
     if args.connections < 1 or args.rate <= 0 or args.duration <= 0:

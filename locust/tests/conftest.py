@@ -28,8 +28,14 @@ LIVE_WEB_UI_PORT = 18084
 REPLAY_WEB_UI_PORT = 18085
 CHROMIUM = "/usr/bin/chromium"
 # Debian's Chromium, never a browser Playwright downloads; flags for a container without a display.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 # The suites that need a cluster (they make one): collected only when asked for by path, e.g.
@@ -133,9 +139,19 @@ def services(tmp_path_factory):
             log = open(logs / f"{mode}.log", "w")
             # 4 event loops, as the chart pins them: more than 4 requests in flight block a blocking pod.
             procs[mode] = subprocess.Popen(
-                [str(java), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Dreactor.netty.ioWorkerCount=4", "-jar", jar,
-                 f"--server.port={port}", "--server.address=127.0.0.1"],
-                env={**os.environ, "APP_MODE": mode}, stdout=log, stderr=subprocess.STDOUT,
+                [
+                    str(java),
+                    "-Xmx256m",
+                    "-XX:TieredStopAtLevel=1",
+                    "-Dreactor.netty.ioWorkerCount=4",
+                    "-jar",
+                    jar,
+                    f"--server.port={port}",
+                    "--server.address=127.0.0.1",
+                ],
+                env={**os.environ, "APP_MODE": mode},
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         for mode, port in PORTS.items():
             wait_http(f"http://127.0.0.1:{port}/livez", 120, procs[mode])

@@ -20,8 +20,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from locust import events  # noqa: E402
 
-from liveness_lab.locust_ext import pods_tab  # noqa: E402
 from liveness_lab.base.kube import parse_time  # noqa: E402
+from liveness_lab.locust_ext import pods_tab  # noqa: E402
 from locustfile import *  # noqa: E402,F401,F403  (the user classes and the tabs, as Locust loads them)
 
 RECORDED_START = parse_time("2026-11-22T12:13:50Z")

@@ -13,35 +13,41 @@ import time
 
 import pytest
 import yaml
-
 from conftest import FIXTURES, LOCUST_DIR, REPO
-from liveness_lab.bench import run as bench, report as bench_report
+
+from liveness_lab.base.exits import SETUP, SetupError
+from liveness_lab.bench import report as bench_report
+from liveness_lab.bench import run as bench
 from liveness_lab.bench.run import BenchLock, Scenario, resolve_modes, scenarios
 from liveness_lab.cli import parse
-from liveness_lab.base.exits import SETUP, SetupError
 
 RECORDED = FIXTURES / "bench"
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "liveness_lab", "bench", *args], cwd=LOCUST_DIR, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "liveness_lab", "bench", *args], cwd=LOCUST_DIR, capture_output=True, text=True, timeout=60
+    )
 
 
-@pytest.mark.parametrize("args, flag", [
-    (["--duration", "0"], "--duration"),
-    (["--duration", "ten"], "--duration"),
-    (["--scenarios", "1000"], "--scenarios"),
-    (["--scenarios", "0:100"], "--scenarios"),
-    (["--scenarios", "1000:0"], "--scenarios"),
-    (["--scenarios", "1000:100,"], "--scenarios"),
-    (["--idle-connections", "-5"], "--idle-connections"),
-    (["--soak", "0"], "--soak"),
-    (["--modes", ","], "--modes"),
-    (["--baseline", " "], "--baseline"),
-    (["--service-args"], "--service-args"),
-    (["--client", "wrk"], "--client"),
-    (["--bogus"], "--bogus"),
-])
+@pytest.mark.parametrize(
+    "args, flag",
+    [
+        (["--duration", "0"], "--duration"),
+        (["--duration", "ten"], "--duration"),
+        (["--scenarios", "1000"], "--scenarios"),
+        (["--scenarios", "0:100"], "--scenarios"),
+        (["--scenarios", "1000:0"], "--scenarios"),
+        (["--scenarios", "1000:100,"], "--scenarios"),
+        (["--idle-connections", "-5"], "--idle-connections"),
+        (["--soak", "0"], "--soak"),
+        (["--modes", ","], "--modes"),
+        (["--baseline", " "], "--baseline"),
+        (["--service-args"], "--service-args"),
+        (["--client", "wrk"], "--client"),
+        (["--bogus"], "--bogus"),
+    ],
+)
 def test_a_bad_flag_is_a_usage_error_naming_it(args, flag):
     done = run_cli(*args)
     assert done.returncode == SETUP == 3, done.stderr
@@ -53,8 +59,18 @@ def test_a_bad_flag_is_a_usage_error_naming_it(args, flag):
 def test_help_names_every_flag_and_the_exit_codes():
     done = run_cli("--help")
     assert done.returncode == 0
-    for flag in ("--duration", "--modes", "--scenarios", "--quick", "--idle-connections", "--soak", "--baseline", "--service-args",
-                 "--no-floor", "--client"):
+    for flag in (
+        "--duration",
+        "--modes",
+        "--scenarios",
+        "--quick",
+        "--idle-connections",
+        "--soak",
+        "--baseline",
+        "--service-args",
+        "--no-floor",
+        "--client",
+    ):
         assert flag in done.stdout
     assert "3         usage or set-up error" in done.stdout
 
@@ -108,7 +124,10 @@ def test_each_mode_has_its_port_and_the_baseline_its_own():
     known = ["blocking", "reactive", "offloaded", "virtual"]
     ts = bench.targets(["virtual", "reactive"], known, REPO / "a.jar", ("1fb73c8", REPO / "b.jar"))
     assert [(t.name, t.label, t.port) for t in ts] == [
-        ("virtual", "virtual", 19083), ("reactive", "reactive", 19081), ("reactive_baseline", "reactive (1fb73c8)", 19181)]
+        ("virtual", "virtual", 19083),
+        ("reactive", "reactive", 19081),
+        ("reactive_baseline", "reactive (1fb73c8)", 19181),
+    ]
     assert ts[2].jar == REPO / "b.jar"
 
 
@@ -116,7 +135,9 @@ def test_the_floor_runs_from_the_test_classes_on_its_own_port():
     known = ["blocking", "reactive"]
     ts = bench.targets(["reactive"], known, REPO / "a.jar", None, floor="/cp/test-classes:/cp/classes")
     assert [(t.name, t.port, t.jar, t.classpath) for t in ts] == [
-        ("reactive", 19081, REPO / "a.jar", ""), ("floor", 19079, None, "/cp/test-classes:/cp/classes")]
+        ("reactive", 19081, REPO / "a.jar", ""),
+        ("floor", 19079, None, "/cp/test-classes:/cp/classes"),
+    ]
     assert bench.options(parse(["bench", "--no-floor"])).floor is False and bench.options(parse(["bench"])).floor is True
 
 
@@ -135,12 +156,21 @@ def test_the_lock_refuses_a_second_bench(tmp_path):
 
 def test_the_lock_is_refused_while_another_process_holds_it(tmp_path):
     path = tmp_path / "bench.lock"
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(LOCUST_DIR)!r})
         from liveness_lab.bench.run import BenchLock
         with BenchLock({str(path)!r}):
             print("held", flush=True); sys.stdin.read()
-        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(SetupError):
@@ -153,8 +183,7 @@ def test_the_lock_is_refused_while_another_process_holds_it(tmp_path):
 
 
 def test_proc_readers():
-    netstat = ("TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 0 17 19\n"
-               "IpExt: InNoRoutes\nIpExt: 0\n")
+    netstat = "TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 0 17 19\nIpExt: InNoRoutes\nIpExt: 0\n"
     assert bench.listen_overflows(netstat) == 17
     tcp = textwrap.dedent("""\
           sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -167,17 +196,27 @@ def test_proc_readers():
            0: 0000000000000000FFFF00000200007F:D432 0000000000000000FFFF00000100007F:4A98 06 00000000:00000000
            1: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000
         """)
-    assert bench.tcp_sockets([tcp, tcp6]) == [("127.0.0.1", 19096, 0, "0A"), ("127.0.0.1", 19096, 54321, "01"),
-                                              ("127.0.0.1", 54321, 19096, "06"), ("127.0.0.2", 54322, 19096, "06"),
-                                              ("::1", 8080, 0, "0A")]
+    assert bench.tcp_sockets([tcp, tcp6]) == [
+        ("127.0.0.1", 19096, 0, "0A"),
+        ("127.0.0.1", 19096, 54321, "01"),
+        ("127.0.0.1", 54321, 19096, "06"),
+        ("127.0.0.2", 54322, 19096, "06"),
+        ("::1", 8080, 0, "0A"),
+    ]
     assert bench.cpu_ms() == 0
     assert bench.status_field(1 << 30, "VmRSS") == 0  # no such process
 
 
 def test_half_open_counts_the_handshakes_waiting_on_the_given_listeners_only():
     S = bench.Socket
-    sockets = [S("127.0.0.1", 19096, 0, "0A"), S("127.0.0.1", 19096, 40001, "03"), S("127.0.0.1", 19096, 40002, "03"),
-               S("127.0.0.1", 19097, 40003, "03"), S("127.0.0.1", 19096, 40004, "01"), S("127.0.0.2", 40005, 19096, "03")]
+    sockets = [
+        S("127.0.0.1", 19096, 0, "0A"),
+        S("127.0.0.1", 19096, 40001, "03"),
+        S("127.0.0.1", 19096, 40002, "03"),
+        S("127.0.0.1", 19097, 40003, "03"),
+        S("127.0.0.1", 19096, 40004, "01"),
+        S("127.0.0.2", 40005, 19096, "03"),
+    ]
     assert bench.half_open(sockets, {19096}) == 2
     assert bench.half_open(sockets, {19096, 19097}) == 3
     assert bench.half_open(sockets, {8080}) == 0
@@ -196,8 +235,9 @@ def test_each_attack_gets_a_source_address_no_socket_uses():
     assert bench.client_address(busy) == ("127.0.0.9", 1)
 
 
-needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux") or not shutil.which("taskset"),
-                                 reason="the bench's loopback addresses and taskset are Linux's")
+needs_linux = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not shutil.which("taskset"), reason="the bench's loopback addresses and taskset are Linux's"
+)
 
 
 @needs_linux
@@ -338,9 +378,11 @@ def test_the_collector_is_the_one_the_jvm_runs_with():
              bool UseSerialGC                              = true                {product} {ergonomic}
              bool UseShenandoahGC                          = false               {product} {default}
         """)
-    given = picked.replace("= satb ", "= generational ").replace("UseSerialGC                              = true",
-                                                                     "UseSerialGC                              = false").replace(
-        "UseShenandoahGC                          = false", "UseShenandoahGC                          = true")
+    given = (
+        picked.replace("= satb ", "= generational ")
+        .replace("UseSerialGC                              = true", "UseSerialGC                              = false")
+        .replace("UseShenandoahGC                          = false", "UseShenandoahGC                          = true")
+    )
     assert bench.collector(picked) == "Serial"
     assert bench.collector(given) == "Shenandoah (generational)"
     assert bench.collector("") == "unknown"

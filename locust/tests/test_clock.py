@@ -66,10 +66,12 @@ def node_clock_ahead(data: verdict.RunData, start: float, end: float) -> verdict
                 if p.get("lastTerminatedAt"):
                     p["lastTerminatedAt"] += ahead(p["lastTerminatedAt"])
     samples = [(t0, start), (t1, end)]
-    out.timeline[1:1] = [{"t": samples[0][0], "kind": "clock", "when": "start",
-                          "sample": {"offset": start, "uncertainty": 0.004, "at": samples[0][0]}}]
-    out.timeline.append({"t": samples[1][0], "kind": "clock", "when": "end",
-                         "sample": {"offset": end, "uncertainty": 0.004, "at": samples[1][0]}})
+    out.timeline[1:1] = [
+        {"t": samples[0][0], "kind": "clock", "when": "start", "sample": {"offset": start, "uncertainty": 0.004, "at": samples[0][0]}}
+    ]
+    out.timeline.append(
+        {"t": samples[1][0], "kind": "clock", "when": "end", "sample": {"offset": end, "uncertainty": 0.004, "at": samples[1][0]}}
+    )
     return out
 
 
@@ -88,10 +90,14 @@ def test_a_steady_node_clock_30_s_ahead_is_judged_as_on_one_clock(passing):
     same = verdict.judge(passing)
     ahead = verdict.judge(node_clock_ahead(passing, AHEAD_S, AHEAD_S))
     assert same.verdict == ahead.verdict == "PASS"
-    assert timing(ahead) == timing(same) == [
-        "liveness-lab-blocking-5996c55b89-jjfw9 first liveness kill at +13.3s after load start, within 9-20 s: "
-        "(F-1)*P+T 11 s to F*P+T 16 s (P 5 s, T 1 s, F 3), slack 2 s early, 4 s late"
-    ]
+    assert (
+        timing(ahead)
+        == timing(same)
+        == [
+            "liveness-lab-blocking-5996c55b89-jjfw9 first liveness kill at +13.3s after load start, within 9-20 s: "
+            "(F-1)*P+T 11 s to F*P+T 16 s (P 5 s, T 1 s, F 3), slack 2 s early, 4 s late"
+        ]
+    )
     assert any("cluster clock minus host clock: start +30.000 s" in n for n in ahead.notes)
     assert ahead.to_json()["clock"]["offset"] == AHEAD_S
 
@@ -121,10 +127,12 @@ def test_the_machine_cpu_is_read_from_proc_stat_inside_the_node(tmp_path):
     from liveness_lab.report import recorder
 
     docker = tmp_path / "docker"
-    docker.write_text("#!/bin/sh\n"
-                      "[ \"$1\" = exec ] && [ \"$2\" = kind-node ] || exit 9\n"
-                      "echo 'cpu  100 0 100 800 0 0 0 0 0 0'\n"
-                      "echo 'cpu  300 0 200 900 0 0 0 0 0 0'\n")
+    docker.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = exec ] && [ "$2" = kind-node ] || exit 9\n'
+        "echo 'cpu  100 0 100 800 0 0 0 0 0 0'\n"
+        "echo 'cpu  300 0 200 900 0 0 0 0 0 0'\n"
+    )
     docker.chmod(0o755)
     seen = []
     cpu = recorder.MachineCpu("kind-node", seen.append, docker=str(docker))

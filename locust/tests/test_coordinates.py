@@ -10,13 +10,17 @@ from liveness_lab.base import coordinates, variants
 
 
 def bash(script: str, env=None) -> str:
-    return subprocess.run(["bash", "-c", f'. "{REPO}/scripts/lib/common.sh"; {script}'], capture_output=True, text=True,
-                          check=True, env=env).stdout.strip()
+    return subprocess.run(
+        ["bash", "-c", f'. "{REPO}/scripts/lib/common.sh"; {script}'], capture_output=True, text=True, check=True, env=env
+    ).stdout.strip()
 
 
 def test_bash_and_python_have_the_same_defaults():
-    assert bash('echo "$LL_KUBE_CONTEXT $LL_NAMESPACE $LL_RELEASE"').split() == \
-        [coordinates.DEFAULT_CONTEXT, coordinates.DEFAULT_NAMESPACE, coordinates.DEFAULT_RELEASE]
+    assert bash('echo "$LL_KUBE_CONTEXT $LL_NAMESPACE $LL_RELEASE"').split() == [
+        coordinates.DEFAULT_CONTEXT,
+        coordinates.DEFAULT_NAMESPACE,
+        coordinates.DEFAULT_RELEASE,
+    ]
 
 
 def test_the_wrappers_hand_all_three_to_python(tmp_path):
@@ -25,10 +29,18 @@ def test_the_wrappers_hand_all_three_to_python(tmp_path):
     fake.write_text('#!/bin/sh\necho "$LIVENESS_LAB_KUBE_CONTEXT $LIVENESS_LAB_NAMESPACE $LIVENESS_LAB_RELEASE"\n')
     fake.chmod(0o755)
     handed = f'. "$LL_LIB/venv.sh"; LL_VENV={tmp_path}/none LIVENESS_LAB_PYTHON={fake} exec_liveness_lab demo.sh demo --help'
-    assert bash(handed, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}).split() == \
-        ["kind-liveness-lab", "liveness-lab", "liveness-lab"]
-    mine = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LIVENESS_LAB_KUBE_CONTEXT": "ctx", "LIVENESS_LAB_NAMESPACE": "team-a",
-            "LIVENESS_LAB_RELEASE": "bob"}
+    assert bash(handed, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}).split() == [
+        "kind-liveness-lab",
+        "liveness-lab",
+        "liveness-lab",
+    ]
+    mine = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LIVENESS_LAB_KUBE_CONTEXT": "ctx",
+        "LIVENESS_LAB_NAMESPACE": "team-a",
+        "LIVENESS_LAB_RELEASE": "bob",
+    }
     assert bash(handed, env=mine).split() == ["ctx", "team-a", "bob"]
 
 

@@ -1,4 +1,5 @@
-"""Load from inside the cluster (``--load cluster``, liveness_lab/demo/locust_master.py, demo/load_source.py, locust_ext/stats_history.py) and
+"""Load from inside the cluster (``--load cluster``, liveness_lab/demo/locust_master.py, demo/load_source.py,
+locust_ext/stats_history.py) and
 the release flags (``--context``, ``--namespace``, ``--release``): the REST sequence against a stand-in
 master answering what a real Locust 2.47 master answered (fixtures/master/), the stats history the master
 serves mapped into what the report reads, the automatic choice between host and cluster, the lock per
@@ -22,9 +23,13 @@ from locust.env import Environment
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter
 
 from liveness_lab import __main__ as cli_main
-from liveness_lab.demo import run as demo_mod
 from liveness_lab.base import coordinates, exits
-from liveness_lab.demo import load_source as load, cluster_lock as lock, locust_master as master, release, no_other_load as swarm
+from liveness_lab.demo import cluster_lock as lock
+from liveness_lab.demo import load_source as load
+from liveness_lab.demo import locust_master as master
+from liveness_lab.demo import no_other_load as swarm
+from liveness_lab.demo import release
+from liveness_lab.demo import run as demo_mod
 from liveness_lab.locust_ext import stats_history
 from liveness_lab.locust_ext.demo_shape import DemoShape, phases
 from liveness_lab.report import verdict
@@ -99,7 +104,11 @@ class StandIn:
         files = {"/stats/requests/csv": "stats.csv", "/stats/failures/csv": "failures.csv", "/exceptions/csv": None, "/stats/report": None}
         if path in files:
             name = files[path]
-            return 200, {}, (fixture_text(name) if name else "Count,Message,Traceback,Nodes\n" if "exc" in path else "<html></html>").encode()
+            return (
+                200,
+                {},
+                (fixture_text(name) if name else "Count,Message,Traceback,Nodes\n" if "exc" in path else "<html></html>").encode(),
+            )
         return 404, {}, b"not found"
 
 
@@ -183,9 +192,17 @@ def test_the_rest_sequence_starts_the_shape_with_the_runs_phases_and_fetches_eve
     assert [p for _, p in seq[-4:]] == ["/stats/requests/csv", "/stats/failures/csv", "/exceptions/csv", "/stats/report"]
     assert api.calls[0][1] == "/stats/requests"  # the master answers and has workers, before anything changes
     swarm_form = next(f for m, p, f in api.calls if p == "/swarm")
-    assert swarm_form == {"user_classes": ["BlockingUser", "ReactiveUser"], "shape_class": ["DemoShape"], "demo_users": ["40"],
-                          "demo_ramp_s": ["10"], "demo_hold_s": ["180"], "demo_cooldown_s": ["5"], "demo_quiet_s": ["90"],
-                          "latency_ms": ["1000"], "rate_per_user": ["1"]}
+    assert swarm_form == {
+        "user_classes": ["BlockingUser", "ReactiveUser"],
+        "shape_class": ["DemoShape"],
+        "demo_users": ["40"],
+        "demo_ramp_s": ["10"],
+        "demo_hold_s": ["180"],
+        "demo_cooldown_s": ["5"],
+        "demo_quiet_s": ["90"],
+        "latency_ms": ["1000"],
+        "rate_per_user": ["1"],
+    }
     afters = [int(f["after"][0]) for m, p, f in api.calls if p == master.HISTORY_ROUTE]
     assert afters[:3] == [HUGE, HUGE, 2] and afters[2:] == sorted(afters[2:])
     # The file is the header and every tick from the run's start, each once, in order: the two ticks the
@@ -219,11 +236,14 @@ def test_a_swarm_stopped_from_elsewhere_ends_the_run_and_says_so(stand_in, tmp_p
     assert clock.t - 1795543263.0 < 30 and any("the swarm ended at +" in n for n in run.notes)
 
 
-@pytest.mark.parametrize("kwargs,said", [
-    ({"workers": 0}, "has no worker connected"),
-    ({"history": False}, "serves no stats history"),
-    ({"shape": False}, "did not start the scripted run's shape"),
-])
+@pytest.mark.parametrize(
+    "kwargs,said",
+    [
+        ({"workers": 0}, "has no worker connected"),
+        ({"history": False}, "serves no stats history"),
+        ({"shape": False}, "did not start the scripted run's shape"),
+    ],
+)
 def test_a_master_that_cannot_run_it_is_a_setup_error(stand_in, tmp_path, kwargs, said):
     api, url = stand_in(**kwargs)
     with pytest.raises(exits.SetupError) as e:
@@ -247,8 +267,10 @@ def test_through_the_api_servers_service_proxy_with_the_official_client(stand_in
     proxy = master.ServiceProxy(api_client, "team-a", "demo-locust-ui", "web", "ctx")
     run, status, _ = drive(url, tmp_path, total_s=15, transport=proxy)
     assert status.workers == 1 and run.rows > 0
-    assert set(api.proxied) >= {"/api/v1/namespaces/team-a/services/demo-locust-ui:web/proxy/swarm",
-                                f"/api/v1/namespaces/team-a/services/demo-locust-ui:web/proxy{master.HISTORY_ROUTE}"}
+    assert set(api.proxied) >= {
+        "/api/v1/namespaces/team-a/services/demo-locust-ui:web/proxy/swarm",
+        f"/api/v1/namespaces/team-a/services/demo-locust-ui:web/proxy{master.HISTORY_ROUTE}",
+    }
     assert next(f for m, p, f in api.calls if p == "/swarm")["shape_class"] == ["DemoShape"]
     with pytest.raises(master.MasterUnavailable, match="HTTP 404"):  # no such Service: the API server's 404
         master.ServiceProxy(api_client, "team-a", "demo-locust-ui", "web").request("GET", "/nothing")
@@ -322,14 +344,20 @@ def services(name: str) -> dict:
 
 def test_kinds_nodeports_that_answer_choose_the_host():
     probed = []
-    mode, why = load.choose_load("auto", services("services-nodeport.json"), ["blocking", "reactive"], "liveness-lab",
-                                 probe=lambda port: probed.append(port))
+    mode, why = load.choose_load(
+        "auto", services("services-nodeport.json"), ["blocking", "reactive"], "liveness-lab", probe=lambda port: probed.append(port)
+    )
     assert (mode, probed) == ("host", [30080, 30081]) and "answer on 127.0.0.1" in why
 
 
 def test_nodeports_that_do_not_answer_choose_the_cluster_and_say_why():
-    mode, why = load.choose_load("auto", services("services-nodeport.json"), ["blocking", "reactive"], "liveness-lab",
-                                 probe=lambda port: "Connection refused" if port == 30080 else None)
+    mode, why = load.choose_load(
+        "auto",
+        services("services-nodeport.json"),
+        ["blocking", "reactive"],
+        "liveness-lab",
+        probe=lambda port: "Connection refused" if port == 30080 else None,
+    )
     assert mode == "cluster" and "chosen automatically" in why and "blocking: 127.0.0.1:30080 does not answer (Connection refused)" in why
 
 
@@ -373,8 +401,12 @@ def test_an_event_of_a_release_whose_name_lacks_the_charts_is_its_variants(monke
     fullname), and its liveness events must count for blocking (a demo of release bob saw none)."""
     from liveness_lab.base import kube, variants
 
-    event = {"involvedObject": {"name": "bob-liveness-lab-blocking-846598dd46-tgcq2"}, "reason": "Unhealthy",
-             "message": "Liveness probe failed: timeout", "firstTimestamp": "2026-11-24T21:08:15Z"}
+    event = {
+        "involvedObject": {"name": "bob-liveness-lab-blocking-846598dd46-tgcq2"},
+        "reason": "Unhealthy",
+        "message": "Liveness probe failed: timeout",
+        "firstTimestamp": "2026-11-24T21:08:15Z",
+    }
     monkeypatch.setenv("LIVENESS_LAB_RELEASE", "bob")
     assert kube.event_record(event)["variant"] == "blocking"
     assert variants.variant_of_pod("bob-blocking-846598dd46-tgcq2") is None
@@ -416,9 +448,12 @@ class Cluster:
     def __init__(self, context="ctx", namespace="team-a", release="demo", ns_status=None, deployments=None):
         self.context, self.namespace, self.release = context, namespace, release
         self.ns_status, self._deployments = ns_status, deployments
-        self.core = SimpleNamespace(created=[], create_namespaced_config_map=lambda ns, body: self.core.created.append((ns, body["metadata"]["name"])),
-                                    delete_namespaced_config_map=lambda name, ns: None,
-                                    read_namespaced_config_map=lambda name, ns: {"metadata": {"resourceVersion": "1"}, "data": {}})
+        self.core = SimpleNamespace(
+            created=[],
+            create_namespaced_config_map=lambda ns, body: self.core.created.append((ns, body["metadata"]["name"])),
+            delete_namespaced_config_map=lambda name, ns: None,
+            read_namespaced_config_map=lambda name, ns: {"metadata": {"resourceVersion": "1"}, "data": {}},
+        )
 
     def namespace_status(self):
         return self.ns_status
@@ -449,13 +484,21 @@ def test_a_demo_takes_the_lock_of_its_release_in_its_namespace(monkeypatch, tmp_
     assert cluster.core.created == [("team-a", "demo-run-lock")]
 
 
-@pytest.mark.parametrize("cluster,said,fix", [
-    (Cluster(ns_status=404), "namespace team-a not found (context ctx)", "--namespace NAME"),
-    (Cluster(deployments={"items": []}), "release demo not found in namespace team-a (context ctx)", "--release NAME"),
-])
+@pytest.mark.parametrize(
+    "cluster,said,fix",
+    [
+        (Cluster(ns_status=404), "namespace team-a not found (context ctx)", "--namespace NAME"),
+        (Cluster(deployments={"items": []}), "release demo not found in namespace team-a (context ctx)", "--release NAME"),
+    ],
+)
 def test_a_missing_namespace_or_release_is_a_setup_error(cluster, said, fix, tmp_path):
-    environ = {"LIVENESS_LAB_KUBE_CONTEXT": "ctx", "LIVENESS_LAB_NAMESPACE": "team-a", "LIVENESS_LAB_RELEASE": "demo",
-               "LIVENESS_LAB_READY_WAIT": "1", "LIVENESS_LAB_LOCUST_UI": "http://127.0.0.1:9"}
+    environ = {
+        "LIVENESS_LAB_KUBE_CONTEXT": "ctx",
+        "LIVENESS_LAB_NAMESPACE": "team-a",
+        "LIVENESS_LAB_RELEASE": "demo",
+        "LIVENESS_LAB_READY_WAIT": "1",
+        "LIVENESS_LAB_LOCUST_UI": "http://127.0.0.1:9",
+    }
     d = demo_mod.Demo(demo_mod.DemoOptions(out=tmp_path / "run"), environ=environ, api=cluster)
     with pytest.raises(exits.SetupError) as e:
         d.run()
@@ -488,12 +531,18 @@ def test_the_flags_reach_every_client_of_the_run(monkeypatch):
     monkeypatch.setattr(demo_mod, "run_demo", lambda opts, console, environ: seen.update(opts=opts, env=dict(environ)) or 0)
     environ = {}
     assert cli_main.main(["demo", "--context", "c1", "--namespace", "n1", "--release", "r1", "--load", "cluster"], environ=environ) == 0
-    assert {k: seen["env"][k] for k in ("LIVENESS_LAB_KUBE_CONTEXT", "LIVENESS_LAB_NAMESPACE", "LIVENESS_LAB_RELEASE")} == \
-        {"LIVENESS_LAB_KUBE_CONTEXT": "c1", "LIVENESS_LAB_NAMESPACE": "n1", "LIVENESS_LAB_RELEASE": "r1"}
+    assert {k: seen["env"][k] for k in ("LIVENESS_LAB_KUBE_CONTEXT", "LIVENESS_LAB_NAMESPACE", "LIVENESS_LAB_RELEASE")} == {
+        "LIVENESS_LAB_KUBE_CONTEXT": "c1",
+        "LIVENESS_LAB_NAMESPACE": "n1",
+        "LIVENESS_LAB_RELEASE": "r1",
+    }
     assert seen["opts"].load == "cluster"
     assert cli_main.main(["demo"], environ=(fresh := {})) == 0
-    assert (fresh["LIVENESS_LAB_KUBE_CONTEXT"], fresh["LIVENESS_LAB_NAMESPACE"], fresh["LIVENESS_LAB_RELEASE"]) == \
-        ("kind-liveness-lab", "liveness-lab", "liveness-lab") and seen["opts"].load == "auto"
+    assert (fresh["LIVENESS_LAB_KUBE_CONTEXT"], fresh["LIVENESS_LAB_NAMESPACE"], fresh["LIVENESS_LAB_RELEASE"]) == (
+        "kind-liveness-lab",
+        "liveness-lab",
+        "liveness-lab",
+    ) and seen["opts"].load == "auto"
 
 
 @pytest.mark.parametrize("sub", ["demo", "lab"])

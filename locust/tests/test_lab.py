@@ -53,22 +53,25 @@ def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp
     assert (o.variants, o.users, o.rate, o.latency_ms, o.ramp, o.hold, o.quiet) == (["blocking", "reactive"], 5, 0.5, 1000, 10, 30, 60)
 
 
-@pytest.mark.parametrize("change, field, problem", [
-    (("title: A test scenario", "titel: A test scenario"), "titel", "unknown key"),
-    (("lesson: What it teaches.\n", ""), "lesson", "missing"),
-    (("restarts: \">=1\"", "restarts: \"at least one\""), "predict.blocking.restarts", "is not a count"),
-    (("kill_reason: liveness", "kill_reason: oom"), "predict.blocking.kill_reason", "'oom' is not"),
-    (("ready: not-throughout", "ready: sometimes"), "predict.blocking.ready", "'sometimes' is not"),
-    (("recovers: true", "recovers: yes-ish"), "predict.reactive.recovers", "is not true"),
-    (("kill_timing: from-settings", "kill_time: from-settings"), "predict.blocking", "unknown prediction 'kill_time'"),
-    (("  reactive: {restarts: 0", "  virtual: {restarts: 0"), "predict.virtual", "not swarmed by this scenario"),
-    (("variants: [blocking, reactive]", "variants: [blocking, reactive, sleepy]"), "variants", "unknown variant 'sleepy'"),
-    (("load: {users: 5,", "load: {users: 0,"), "load.users", "whole number above 0"),
-    (("load: {users: 5,", "load: {users: 5, holdd: 3,"), "load.holdd", "unknown key"),
-    (("hold: 30", "hold: 30.5"), "load.hold", "not a whole number"),
-    (("sources: [somewhere#1]", "sources: [a: b]"), "sources", "non-empty list of texts"),
-    (("values: {", "values: ["), "YAML", ""),
-])
+@pytest.mark.parametrize(
+    "change, field, problem",
+    [
+        (("title: A test scenario", "titel: A test scenario"), "titel", "unknown key"),
+        (("lesson: What it teaches.\n", ""), "lesson", "missing"),
+        (('restarts: ">=1"', 'restarts: "at least one"'), "predict.blocking.restarts", "is not a count"),
+        (("kill_reason: liveness", "kill_reason: oom"), "predict.blocking.kill_reason", "'oom' is not"),
+        (("ready: not-throughout", "ready: sometimes"), "predict.blocking.ready", "'sometimes' is not"),
+        (("recovers: true", "recovers: yes-ish"), "predict.reactive.recovers", "is not true"),
+        (("kill_timing: from-settings", "kill_time: from-settings"), "predict.blocking", "unknown prediction 'kill_time'"),
+        (("  reactive: {restarts: 0", "  virtual: {restarts: 0"), "predict.virtual", "not swarmed by this scenario"),
+        (("variants: [blocking, reactive]", "variants: [blocking, reactive, sleepy]"), "variants", "unknown variant 'sleepy'"),
+        (("load: {users: 5,", "load: {users: 0,"), "load.users", "whole number above 0"),
+        (("load: {users: 5,", "load: {users: 5, holdd: 3,"), "load.holdd", "unknown key"),
+        (("hold: 30", "hold: 30.5"), "load.hold", "not a whole number"),
+        (("sources: [somewhere#1]", "sources: [a: b]"), "sources", "non-empty list of texts"),
+        (("values: {", "values: ["), "YAML", ""),
+    ],
+)
 def test_a_bad_file_is_refused_naming_the_file_and_the_field(tmp_path, change, field, problem):
     path = write(tmp_path, GOOD.replace(*change))
     with pytest.raises(catalogue.ScenarioError) as e:
@@ -138,7 +141,8 @@ def test_a_run_without_probe_settings_or_without_a_predicted_variant_cannot_tell
     (folder / "run.json").write_text(json.dumps(run))
     result = judge.judge_scenario(scenario("baseline"), folder)
     assert result.outcome == judge.CANNOT_TELL and result.why_cannot_tell == [
-        "blocking kill_timing: no liveness probe settings recorded in run.json"]
+        "blocking kill_timing: no liveness probe settings recorded in run.json"
+    ]
     result = judge.judge_scenario(scenario("virtual"), folder)
     assert result.outcome == judge.CANNOT_TELL and "virtual was not in the run" in result.why_cannot_tell[0]
 
@@ -182,9 +186,15 @@ def lab_folder(tmp_path, runs, names):
 
 
 def test_the_matrix_has_a_row_per_scenario_with_k_of_n_a_plot_and_links(tmp_path, runs):
-    lab = lab_folder(tmp_path, runs, {
-        "baseline-1": ("baseline", "run-pass"), "baseline-2": ("baseline", "run-fail"), "tcp-probe": ("tcp-probe", "run-fail"),
-    })
+    lab = lab_folder(
+        tmp_path,
+        runs,
+        {
+            "baseline-1": ("baseline", "run-pass"),
+            "baseline-2": ("baseline", "run-fail"),
+            "tcp-probe": ("tcp-probe", "run-fail"),
+        },
+    )
     md_path, html_path = matrix.build(lab)
     md, page = md_path.read_text(), html_path.read_text()
     rows = [line for line in md.splitlines() if line.startswith("| **")]

@@ -70,8 +70,10 @@ def back_imports(g: dict[str, set[str]]) -> list[str]:
             if t == PACKAGE and src:
                 wrong.append(f"{mod} -> {t} (liveness_lab's own __init__ is the top: import from a package)")
             elif src != dst and src in FLOORS and FLOORS.get(dst, 99) >= FLOORS[src]:
-                wrong.append(f"{mod} -> {t} ({src or 'the command line'} on floor {FLOORS[src]} imports "
-                             f"{dst or 'the command line'} on floor {FLOORS.get(dst)})")
+                wrong.append(
+                    f"{mod} -> {t} ({src or 'the command line'} on floor {FLOORS[src]} imports "
+                    f"{dst or 'the command line'} on floor {FLOORS.get(dst)})"
+                )
     return wrong
 
 
@@ -83,7 +85,7 @@ def circles(g: dict[str, set[str]]) -> list[list[str]]:
         state[m] = "open"
         for t in sorted(g.get(m, ())):
             if state.get(t) == "open":
-                found.append(path[path.index(t):] + [t])
+                found.append(path[path.index(t) :] + [t])
             elif t not in state:
                 visit(t, path + [t])
         state[m] = "done"
@@ -113,13 +115,16 @@ def test_the_locustfile_imports_only_what_the_locust_image_ships():
     assert copied == IMAGE, "the Dockerfile copies other packages than the locustfile needs"
 
 
-@pytest.mark.parametrize("planted, wrong", [
-    ("base/kube.py", "from liveness_lab.demo import release\n"),                      # up two floors
-    ("report/verdict.py", "from liveness_lab.bench.run import ROOT\n"),               # sideways
-    ("locust_ext/pods_tab.py", "def later():\n    from liveness_lab.report import build\n"),  # sideways, in a function
-    ("demo/run.py", "from .. import cli\n"),                                         # up to the command line
-    ("base/style.py", "import liveness_lab.lab.judge\n"),                             # plain import
-])
+@pytest.mark.parametrize(
+    "planted, wrong",
+    [
+        ("base/kube.py", "from liveness_lab.demo import release\n"),  # up two floors
+        ("report/verdict.py", "from liveness_lab.bench.run import ROOT\n"),  # sideways
+        ("locust_ext/pods_tab.py", "def later():\n    from liveness_lab.report import build\n"),  # sideways, in a function
+        ("demo/run.py", "from .. import cli\n"),  # up to the command line
+        ("base/style.py", "import liveness_lab.lab.judge\n"),  # plain import
+    ],
+)
 def test_the_check_catches_a_planted_back_import(tmp_path, planted, wrong):
     shutil.copytree(LOCUST_DIR / PACKAGE, tmp_path / PACKAGE)
     with open(tmp_path / PACKAGE / planted, "a") as f:

@@ -14,16 +14,27 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import (FIXTURES, LIVE_WEB_UI_PORT, LOCUST_DIR, REPLAY_WEB_UI_PORT, closed_port_kubeconfig, pods_tab_page, run_env, stop, wait_http,
-                      web_post, web_read)
+from conftest import (
+    FIXTURES,
+    LIVE_WEB_UI_PORT,
+    LOCUST_DIR,
+    REPLAY_WEB_UI_PORT,
+    closed_port_kubeconfig,
+    pods_tab_page,
+    run_env,
+    stop,
+    wait_http,
+    web_post,
+    web_read,
+)
 from locust import FastHttpUser, task
 from locust.env import Environment
 from test_pods_tab import StubKube
 
-from liveness_lab.locust_ext import live_view, pods_tab
 from liveness_lab.base import style
 from liveness_lab.base.kube import parse_time
 from liveness_lab.base.variants import request_name
+from liveness_lab.locust_ext import live_view, pods_tab
 
 # The recorded run: the swarm started 12:13:50, the first liveness failure 12:14:03, the kills 12:14:13
 # and 12:14:58 (one Killing event, count 2), the restart (container ended) 12:14:28.
@@ -114,7 +125,10 @@ def test_a_kill_and_a_restart_become_markers_on_the_blocking_chart_only(live):
     blocking, reactive = by_name["blocking"], by_name["reactive"]
     kinds = [m["kind"] for m in blocking["markers"]]
     # The Killing event (count 2) marks at its first and last time; the restart at the container's end.
-    assert [m["t"] for m in blocking["markers"] if m["kind"] == "kill"] == [parse_time("2026-11-22T12:14:13Z"), parse_time("2026-11-22T12:14:58Z")]
+    assert [m["t"] for m in blocking["markers"] if m["kind"] == "kill"] == [
+        parse_time("2026-11-22T12:14:13Z"),
+        parse_time("2026-11-22T12:14:58Z"),
+    ]
     assert [m["t"] for m in blocking["markers"] if m["kind"] == "restart"] == [parse_time("2026-11-22T12:14:28Z")]
     assert "failure" in kinds
     kill = next(m for m in blocking["markers"] if m["kind"] == "kill")
@@ -227,8 +241,12 @@ def local_locust(services, tmp_path, port, locustfile):
     loopback port. Yields its URL."""
     if not (LOCUST_DIR / "webui/dist/index.html").is_file():
         pytest.fail("locust/webui/dist is not built: run scripts/build-webui.sh (scripts/test-locust.sh does)")
-    env = run_env(services, KUBECONFIG=str(closed_port_kubeconfig(tmp_path / "kubeconfig")), LIVENESS_LAB_PODS_REFRESH="1",
-                  LIVENESS_LAB_LIVE_REFRESH="1")
+    env = run_env(
+        services,
+        KUBECONFIG=str(closed_port_kubeconfig(tmp_path / "kubeconfig")),
+        LIVENESS_LAB_PODS_REFRESH="1",
+        LIVENESS_LAB_LIVE_REFRESH="1",
+    )
     env.pop("KUBERNETES_SERVICE_HOST", None)
     log = open(tmp_path / "locust.log", "w")
     cmd = [sys.executable, "-m", "locust", "-f", str(locustfile), "--web-host", "127.0.0.1", "--web-port", str(port), "--class-picker"]
@@ -277,8 +295,10 @@ def headline(page, variant):
 def test_the_live_tab_shows_each_variant_and_its_stop_and_reset_buttons_work(live_web_ui, tmp_path):
     """20 users per variant at 1 req/s of 1000 ms: the blocking instance (4 event loops) answers about 4
     a second, the reactive one all 20; there is no Kubernetes API, and the tab says so."""
-    assert web_post(live_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"],
-                shape_class="Default") == 200
+    assert (
+        web_post(live_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"], shape_class="Default")
+        == 200
+    )
     shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "live-tab-local.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     with pods_tab_page(live_web_ui, "Live", viewport=(1920, 1080)) as page:
@@ -318,8 +338,12 @@ def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(r
     """The recorded run's pods and events, replayed from the swarm's start (its first liveness kill 25 s
     in, the restart 40 s in), under real load: the markers appear on blocking only, at the replayed
     times, and hovering the kill shows its message."""
-    assert web_post(replay_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"],
-                shape_class="Default") == 200
+    assert (
+        web_post(
+            replay_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"], shape_class="Default"
+        )
+        == 200
+    )
     shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "live-tab-replay.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     with pods_tab_page(replay_web_ui, "Live", viewport=(1920, 1080)) as page:
@@ -338,8 +362,10 @@ def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(r
         assert json.loads(page.locator('section[data-variant="reactive"]').get_attribute("data-kills")) == []
         # The kill happened 23 s after the recorded swarm start: at +25 s here (the replay's 2 s offset).
         assert 23 <= kills[0] - data["started"] <= 28, kills[0] - data["started"]
-        x, y = page.evaluate("([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
-                             [round(kills[0] - data["started"], 1)])
+        x, y = page.evaluate(
+            "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
+            [round(kills[0] - data["started"], 1)],
+        )
         box = page.get_by_role("img", name="blocking chart").bounding_box()
         page.mouse.move(box["x"] + x, box["y"] + y)
         page.get_by_text("failed liveness probe").first.wait_for(timeout=5000)

@@ -15,10 +15,29 @@ from liveness_lab.locust_ext.demo_shape import phases
 def test_each_variant_answers_every_request_in_a_15_second_headless_run(services, tmp_path):
     # 3 users per variant at 2 req/s of 200 ms: under a blocking pod's 4 event loops, so nothing fails.
     proc = subprocess.run(
-        locust_cmd("--headless", "-u", "6", "-r", "6", "-t", "15s", "--latency-ms", "200", "--rate-per-user", "2",
-                   "--csv", str(tmp_path / "run"), "--only-summary", "BlockingUser", "ReactiveUser"),
-        cwd=LOCUST_DIR, env=run_env(services, LIVENESS_LAB_PODS_TAB="off"),
-        capture_output=True, text=True, timeout=90,
+        locust_cmd(
+            "--headless",
+            "-u",
+            "6",
+            "-r",
+            "6",
+            "-t",
+            "15s",
+            "--latency-ms",
+            "200",
+            "--rate-per-user",
+            "2",
+            "--csv",
+            str(tmp_path / "run"),
+            "--only-summary",
+            "BlockingUser",
+            "ReactiveUser",
+        ),
+        cwd=LOCUST_DIR,
+        env=run_env(services, LIVENESS_LAB_PODS_TAB="off"),
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = {r["Name"]: r for r in csv.DictReader(open(tmp_path / "run_stats.csv"))}
@@ -47,23 +66,33 @@ def test_the_locustfile_has_one_user_class_per_variant_of_the_table():
 
 
 def test_in_the_cluster_the_user_classes_and_hosts_follow_the_charts_variant_list():
-    deployed = [{"name": "slow-one", "mode": "reactive", "nodePort": 30090, "url": "http://rel-slow-one:8080"},
-                {"name": "blocking", "mode": "blocking", "nodePort": 30080, "url": "http://rel-blocking:8080"}]
+    deployed = [
+        {"name": "slow-one", "mode": "reactive", "nodePort": 30090, "url": "http://rel-slow-one:8080"},
+        {"name": "blocking", "mode": "blocking", "nodePort": 30080, "url": "http://rel-blocking:8080"},
+    ]
     table = variants.load({"LIVENESS_LAB_VARIANTS": json.dumps(deployed)})
     assert [v.name for v in table] == ["blocking", "slow-one"]  # by nodePort, as reports list them
     assert table[1].url == "http://rel-slow-one:8080"
     proc = subprocess.run(
         [sys.executable, "-c", "import locustfile; print(locustfile.SlowOneUser.host, locustfile.BlockingUser.host)"],
-        cwd=LOCUST_DIR, env=run_env({}, LIVENESS_LAB_VARIANTS=json.dumps(deployed), LIVENESS_LAB_TARGET="cluster"),
-        capture_output=True, text=True, timeout=60,
+        cwd=LOCUST_DIR,
+        env=run_env({}, LIVENESS_LAB_VARIANTS=json.dumps(deployed), LIVENESS_LAB_TARGET="cluster"),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["http://rel-slow-one:8080", "http://rel-blocking:8080"]
 
 
 def test_demo_shape_ramps_holds_cools_down_and_stays_quiet_before_it_ends(monkeypatch):
-    env = {"LIVENESS_LAB_USERS": "40", "LIVENESS_LAB_RAMP_S": "10", "LIVENESS_LAB_HOLD_S": "60",
-           "LIVENESS_LAB_COOLDOWN_S": "5", "LIVENESS_LAB_QUIET_S": "30"}
+    env = {
+        "LIVENESS_LAB_USERS": "40",
+        "LIVENESS_LAB_RAMP_S": "10",
+        "LIVENESS_LAB_HOLD_S": "60",
+        "LIVENESS_LAB_COOLDOWN_S": "5",
+        "LIVENESS_LAB_QUIET_S": "30",
+    }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     from liveness_lab.locust_ext.demo_shape import DemoShape

@@ -17,10 +17,12 @@ from kubernetes.client.exceptions import ApiException
 
 import liveness_lab.base
 from liveness_lab import __main__ as cli_main
-from liveness_lab.demo import run as demo_mod
 from liveness_lab.base import exits
-from liveness_lab.demo import cluster_lock as lock, release, no_other_load as swarm
 from liveness_lab.base.console import LOG
+from liveness_lab.demo import cluster_lock as lock
+from liveness_lab.demo import no_other_load as swarm
+from liveness_lab.demo import release
+from liveness_lab.demo import run as demo_mod
 
 REC = FIXTURES / "orchestration"
 
@@ -88,8 +90,16 @@ NOW = 1794999500  # within the recorded lock's time
 
 def claim(api: FakeCoreV1, environ=None, host="here", command_of=lambda pid: None):
     environ = {} if environ is None else environ
-    cl = lock.ClusterLock(lock.ConfigMapStore(api, "liveness-lab"), "kind-liveness-lab", environ=environ, host=host, pid=999,
-                          clock=lambda: NOW, command_of=command_of, clone="/repo")
+    cl = lock.ClusterLock(
+        lock.ConfigMapStore(api, "liveness-lab"),
+        "kind-liveness-lab",
+        environ=environ,
+        host=host,
+        pid=999,
+        clock=lambda: NOW,
+        command_of=command_of,
+        clone="/repo",
+    )
     return cl.claim("demo.sh", 600, "scripts/demo.sh --hold 30"), environ
 
 
@@ -106,7 +116,12 @@ def test_a_free_lock_is_taken_passed_on_and_given_back(messages):
     c, environ = claim(api)
     data = api.stored["data"]
     assert c.owned and data["token"] == c.token == environ[lock.TOKEN_ENV]
-    assert data["pid"] == "999" and data["script"] == "demo.sh" and data["expires"] == str(NOW + 600) and data["command"] == "scripts/demo.sh --hold 30"
+    assert (
+        data["pid"] == "999"
+        and data["script"] == "demo.sh"
+        and data["expires"] == str(NOW + 600)
+        and data["command"] == "scripts/demo.sh --hold 30"
+    )
     assert "cluster lock taken (configmap liveness-lab-run-lock in liveness-lab, until 2026-" in messages.text
     c.release()
     assert api.stored is None and lock.TOKEN_ENV not in environ
@@ -116,9 +131,14 @@ def test_another_runs_lock_is_refused_naming_holder_and_fix():
     api = FakeCoreV1(held())
     with pytest.raises(exits.SetupError) as e:
         claim(api)
-    assert e.value.message.startswith("another scripted run holds the cluster: alice@laptop (pid 4242 on laptop, clone /home/alice/liveness-lab)")
+    assert e.value.message.startswith(
+        "another scripted run holds the cluster: alice@laptop (pid 4242 on laptop, clone /home/alice/liveness-lab)"
+    )
     assert "scripts/demo.sh --hold 60" in e.value.message and "until 2026-11-18 " in e.value.message
-    assert e.value.fix.startswith("wait for it to end") and "kubectl --context kind-liveness-lab -n liveness-lab delete configmap liveness-lab-run-lock" in e.value.fix
+    assert (
+        e.value.fix.startswith("wait for it to end")
+        and "kubectl --context kind-liveness-lab -n liveness-lab delete configmap liveness-lab-run-lock" in e.value.fix
+    )
     assert api.stored["data"]["token"] == "laptop-4242-1794999400-12345"  # untouched
     assert [c[0] for c in api.calls] == ["create", "read"]
 
@@ -211,7 +231,9 @@ def test_the_plan_takes_the_release_unless_a_flag_or_the_environment_says(tmp_pa
     assert (plan.variants, plan.latency_ms, plan.latency_source) == (["blocking", "reactive"], 500, "release")
     plan = demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path), defaults, environ={"LIVENESS_LAB_LATENCY_MS": "700"})
     assert (plan.latency_ms, plan.latency_source) == (700, "LIVENESS_LAB_LATENCY_MS")
-    plan = demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path, latency_ms=100, variants=["reactive"]), defaults, environ={"LIVENESS_LAB_LATENCY_MS": "700"})
+    plan = demo_mod.resolve_plan(
+        demo_mod.DemoOptions(out=tmp_path, latency_ms=100, variants=["reactive"]), defaults, environ={"LIVENESS_LAB_LATENCY_MS": "700"}
+    )
     assert (plan.variants, plan.latency_ms, plan.latency_source) == (["reactive"], 100, "--latency-ms")
     with pytest.raises(exits.SetupError, match="variant 'offloaded' is not deployed") as e:
         demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path, variants=["offloaded"]), defaults, environ={})
@@ -220,7 +242,9 @@ def test_the_plan_takes_the_release_unless_a_flag_or_the_environment_says(tmp_pa
         demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path, variants=["nope"]), defaults, environ={})
     assert e.value.fix.startswith("choose from blocking,reactive,")
     mixed = deployments("500")
-    next(e for e in mixed["items"][1]["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "DEMO_LATENCY_MS")["value"] = "900"
+    next(e for e in mixed["items"][1]["spec"]["template"]["spec"]["containers"][0]["env"] if e["name"] == "DEMO_LATENCY_MS")["value"] = (
+        "900"
+    )
     with pytest.raises(exits.SetupError, match="different latencies"):
         demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path), release.defaults_from_deployments(mixed), environ={})
 
@@ -229,15 +253,26 @@ def pod(name, variant, ready_since="2026-11-24T15:00:00Z", deleting=False, resta
     meta = {"name": name, "labels": {"app.kubernetes.io/component": variant}, "creationTimestamp": "2026-11-24T14:59:00Z"}
     if deleting:
         meta["deletionTimestamp"] = "2026-11-24T15:01:00Z"
-    return {"metadata": meta, "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": ready_since}],
-                                          "containerStatuses": [{"restartCount": restarts}]}}
+    return {
+        "metadata": meta,
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": ready_since}],
+            "containerStatuses": [{"restartCount": restarts}],
+        },
+    }
 
 
 def rolled_out(d: dict, generation=2, observed=2, updated=1, ready=1, replicas=1) -> dict:
     d = copy.deepcopy(d)
     for item in d["items"]:
         item["metadata"]["generation"] = generation
-        item["status"] = {"observedGeneration": observed, "updatedReplicas": updated, "readyReplicas": ready, "availableReplicas": ready, "replicas": replicas}
+        item["status"] = {
+            "observedGeneration": observed,
+            "updatedReplicas": updated,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "replicas": replicas,
+        }
     return d
 
 
@@ -246,11 +281,18 @@ T = release.parse_time("2026-11-24T15:02:00Z")
 
 def test_a_release_right_after_an_upgrade_is_not_settled_and_says_why():
     # As seen after `helm upgrade --set latencyMs=500 --wait`: the new pods Ready, the old ones terminating.
-    pods = {"items": [pod("liveness-lab-blocking-new", "blocking", "2026-11-24T15:01:50Z"), pod("liveness-lab-blocking-old", "blocking", deleting=True),
-                      pod("liveness-lab-reactive-new", "reactive", "2026-11-24T15:01:30Z")]}
+    pods = {
+        "items": [
+            pod("liveness-lab-blocking-new", "blocking", "2026-11-24T15:01:50Z"),
+            pod("liveness-lab-blocking-old", "blocking", deleting=True),
+            pod("liveness-lab-reactive-new", "reactive", "2026-11-24T15:01:30Z"),
+        ]
+    }
     problems = release.settle_problems(rolled_out(deployments()), pods, ["blocking", "reactive"], T, 20)
-    assert problems == ["blocking: pod(s) still terminating: liveness-lab-blocking-old",
-                        "blocking: pod liveness-lab-blocking-new Ready for 10 s only (settling: 20 s)"]
+    assert problems == [
+        "blocking: pod(s) still terminating: liveness-lab-blocking-old",
+        "blocking: pod liveness-lab-blocking-new Ready for 10 s only (settling: 20 s)",
+    ]
     problems = release.settle_problems(rolled_out(deployments(), observed=1), {"items": []}, ["blocking"], T, 20)
     assert problems == ["blocking: the Deployment's newest spec is not yet seen by its controller"]
     problems = release.settle_problems(rolled_out(deployments(), updated=0, replicas=2), {"items": []}, ["reactive"], T, 20)
@@ -258,8 +300,13 @@ def test_a_release_right_after_an_upgrade_is_not_settled_and_says_why():
 
 
 def test_a_settled_release_has_no_problem_and_restarted_pods_are_found():
-    pods = {"items": [pod("liveness-lab-blocking-a", "blocking", restarts=2), pod("liveness-lab-reactive-b", "reactive"),
-                      pod("liveness-lab-blocking-old", "blocking", deleting=True, restarts=5)]}
+    pods = {
+        "items": [
+            pod("liveness-lab-blocking-a", "blocking", restarts=2),
+            pod("liveness-lab-reactive-b", "reactive"),
+            pod("liveness-lab-blocking-old", "blocking", deleting=True, restarts=5),
+        ]
+    }
     pods_settled = {"items": pods["items"][:2]}
     assert release.settle_problems(rolled_out(deployments()), pods_settled, ["blocking", "reactive"], T, 20) == []
     assert release.restarted_pods(pods, ["blocking", "reactive"]) == ["liveness-lab-blocking-a"]
@@ -328,8 +375,19 @@ def test_an_idle_or_absent_locust_is_no_swarm(web_ui, messages):
 # --- exit codes --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv", [["demo", "--bogus"], ["demo", "--hold", "0"], ["demo", "--rate", "x"], ["demo", "--variants", ","],
-                                  ["lab", "--repeat", "0"], ["lab", "--nope"], ["nothing"], []])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--bogus"],
+        ["demo", "--hold", "0"],
+        ["demo", "--rate", "x"],
+        ["demo", "--variants", ","],
+        ["lab", "--repeat", "0"],
+        ["lab", "--nope"],
+        ["nothing"],
+        [],
+    ],
+)
 def test_usage_errors_exit_3(argv, capsys):
     with pytest.raises(SystemExit) as e:
         cli_main.main(argv, environ={})
@@ -376,8 +434,19 @@ def test_a_rollouts_events_are_not_the_runs(tmp_path, chart_settings):
     data["settings"] = chart_settings
     (folder / "run.json").write_text(json.dumps(data))
     t = float(data["locust_started"]) + 1
-    old = {"t": t, "kind": "event", "uid": "rollout", "pod": "liveness-lab-reactive-0ld0ld-xxxxx", "variant": "reactive", "reason": "Unhealthy",
-           "type": "Warning", "message": "Readiness probe failed: Get \"http://10.244.0.9:8080/readyz\": context deadline exceeded", "count": 2, "first": t, "last": t}
+    old = {
+        "t": t,
+        "kind": "event",
+        "uid": "rollout",
+        "pod": "liveness-lab-reactive-0ld0ld-xxxxx",
+        "variant": "reactive",
+        "reason": "Unhealthy",
+        "type": "Warning",
+        "message": 'Readiness probe failed: Get "http://10.244.0.9:8080/readyz": context deadline exceeded',
+        "count": 2,
+        "first": t,
+        "last": t,
+    }
     with open(folder / "timeline.jsonl", "a") as f:
         f.write(json.dumps(old) + "\n")
     from liveness_lab.report.verdict import judge, load_run
@@ -397,8 +466,10 @@ def test_the_latency_default_is_the_charts_everywhere():
     java = next((REPO / "service" / "src" / "main").rglob("DemoProperties.java")).read_text()
     service = int(re.search(r'@DefaultValue\("(\d+)"\)\s+long latencyMs', java).group(1))
     app = yaml.safe_load((REPO / "service" / "src" / "main" / "resources" / "application.yaml").read_text())
-    app_latency = ((app.get("demo") or {}).get("latency-ms"))
-    assert service == chart == liveness_lab.base.DEFAULT_LATENCY_MS, f"chart latencyMs {chart}, DemoProperties {service}, DEFAULT_LATENCY_MS {liveness_lab.base.DEFAULT_LATENCY_MS}"
+    app_latency = (app.get("demo") or {}).get("latency-ms")
+    assert service == chart == liveness_lab.base.DEFAULT_LATENCY_MS, (
+        f"chart latencyMs {chart}, DemoProperties {service}, DEFAULT_LATENCY_MS {liveness_lab.base.DEFAULT_LATENCY_MS}"
+    )
     assert app_latency in (None, chart) or str(app_latency).endswith(f":{chart}}}"), f"application.yaml demo.latency-ms is {app_latency}"
 
 
@@ -407,15 +478,30 @@ def test_the_latency_default_is_the_charts_everywhere():
 
 def test_the_phase_follows_the_timetable():
     o = demo_mod.DemoOptions(ramp=10, hold=30, quiet=20)
-    assert [demo_mod.phase_at(o, t) for t in (0, 9.9, 10, 39, 40, 44.9, 45, 64, 65)] == \
-        ["ramp", "ramp", "hold", "hold", "cool-down", "cool-down", "quiet", "quiet", "ending"]
+    assert [demo_mod.phase_at(o, t) for t in (0, 9.9, 10, 39, 40, 44.9, 45, 64, 65)] == [
+        "ramp",
+        "ramp",
+        "hold",
+        "hold",
+        "cool-down",
+        "cool-down",
+        "quiet",
+        "quiet",
+        "ending",
+    ]
     assert demo_mod.max_run_seconds(o, 2, 300) == 65 + 120 + 600 + 300
 
 
 def test_restarts_so_far_count_from_the_first_snapshot(tmp_path):
     rec = demo_mod.LiveRecorder.__new__(demo_mod.LiveRecorder)
     rec.first, rec.restarts = {}, {}
-    rec.saw([{"name": "b1", "variant": "blocking", "restarts": 2}, {"name": "r1", "variant": "reactive", "restarts": 0}, {"name": "x", "variant": None, "restarts": 9}])
+    rec.saw(
+        [
+            {"name": "b1", "variant": "blocking", "restarts": 2},
+            {"name": "r1", "variant": "reactive", "restarts": 0},
+            {"name": "x", "variant": None, "restarts": 9},
+        ]
+    )
     assert rec.restarts == {"blocking": 0, "reactive": 0}
     rec.saw([{"name": "b1", "variant": "blocking", "restarts": 4}, {"name": "r1", "variant": "reactive", "restarts": 0}])
     assert rec.restarts == {"blocking": 2, "reactive": 0}
@@ -426,7 +512,14 @@ def test_the_lab_runs_each_scenarios_load_and_the_worst_outcome_wins(tmp_path):
 
     s = next(x for x in catalogue.load_catalogue() if x.name == "baseline")
     o = runner.demo_options(s, tmp_path)
-    assert (o.variants, o.users, o.hold, o.quiet, o.ramp, o.out) == (s.variants, s.load["users"], s.load["hold"], s.load["quiet"], s.load["ramp"], tmp_path)
+    assert (o.variants, o.users, o.hold, o.quiet, o.ramp, o.out) == (
+        s.variants,
+        s.load["users"],
+        s.load["hold"],
+        s.load["quiet"],
+        s.load["ramp"],
+        tmp_path,
+    )
     assert o.latency_ms == s.load["latency_ms"]
     assert runner.worst([0, 2, 0]) == exits.CANNOT_TELL and runner.worst([2, 1, 0]) == exits.NOT_HELD and runner.worst([0, 0]) == exits.HELD
     assert runner.duration("10m") == 600 and runner.duration("90s") == 90
@@ -447,7 +540,8 @@ def test_right_after_a_recorded_upgrade_the_release_says_500_ms_and_is_not_settl
     problems = release.settle_problems(deps, pods, defaults.variants, release.parse_time("2026-11-24T15:08:10Z"), 20)
     assert [p for p in problems if "still terminating" in p] == [
         "blocking: pod(s) still terminating: liveness-lab-blocking-55b84d964-ncq9m",
-        "reactive: pod(s) still terminating: liveness-lab-reactive-64b6b58bb8-26rm9"]
+        "reactive: pod(s) still terminating: liveness-lab-reactive-64b6b58bb8-26rm9",
+    ]
     assert any("Ready for 4 s only" in p for p in problems)
     # The old pods gone and the new ones Ready for 20 s: settled.
     pods["items"] = [p for p in pods["items"] if not p["metadata"].get("deletionTimestamp")]

@@ -23,12 +23,15 @@ def dockerfile_arg(dockerfile: str, name: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("dockerfile,arg,key", [
-    ("locust/Dockerfile", "BASE_IMAGE", "LOCUST_BASE_IMAGE"),
-    ("locust/Dockerfile", "NODE_IMAGE", "NODE_IMAGE"),
-    ("service/Dockerfile", "BASE_IMAGE", "JRE_BASE_IMAGE"),
-    ("service/Dockerfile", "JDK_IMAGE", "JDK_BASE_IMAGE"),
-])
+@pytest.mark.parametrize(
+    "dockerfile,arg,key",
+    [
+        ("locust/Dockerfile", "BASE_IMAGE", "LOCUST_BASE_IMAGE"),
+        ("locust/Dockerfile", "NODE_IMAGE", "NODE_IMAGE"),
+        ("service/Dockerfile", "BASE_IMAGE", "JRE_BASE_IMAGE"),
+        ("service/Dockerfile", "JDK_IMAGE", "JDK_BASE_IMAGE"),
+    ],
+)
 def test_dockerfile_default_is_the_pinned_image(dockerfile, arg, key):
     assert dockerfile_arg(dockerfile, arg) == VERSIONS[key], f"edit {dockerfile}'s ARG {arg} or {key} in scripts/versions.env"
 
@@ -39,18 +42,22 @@ def test_locust_base_image_tag_is_the_locust_pin():
 
 
 def lock_check(lock: Path, *pins: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-I", REPO / "scripts/libexec/lock_check.py", lock, *pins],
-                          capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-I", REPO / "scripts/libexec/lock_check.py", lock, *pins], capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("lock,pins", [
-    (LOCK, [REQUIREMENTS]),
-    (DEV_LOCK, [REQUIREMENTS, DEV_REQUIREMENTS, LOCK]),
-], ids=["requirements.lock", "requirements-dev.lock"])
+@pytest.mark.parametrize(
+    "lock,pins",
+    [
+        (LOCK, [REQUIREMENTS]),
+        (DEV_LOCK, [REQUIREMENTS, DEV_REQUIREMENTS, LOCK]),
+    ],
+    ids=["requirements.lock", "requirements-dev.lock"],
+)
 def test_lock_holds_the_pins(lock, pins):
     done = lock_check(lock, *pins)
     assert done.returncode == 0, done.stdout + (
-        "regenerate the locks: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'")
+        "regenerate the locks: bash -c '. scripts/lib/common.sh && . scripts/lib/venv.sh && lock_locust_requirements'"
+    )
     assert done.stdout == ""
 
 
@@ -63,8 +70,10 @@ def test_lock_check_catches_planted_differences(tmp_path):
     added.write_text(requirements + "six==1.17.0\n")
     nohash = tmp_path / "nohash.lock"
     nohash.write_text("".join(line for line in LOCK.read_text().splitlines(True) if "--hash=" not in line))
-    for lock, pins, says in [(LOCK, moved, f"has locust=={VERSIONS['LOCUST_BASE_IMAGE'].rsplit(':', 1)[1]}, moved.txt has 2.0.0"),
-                             (LOCK, added, "six==1.17.0 (added.txt) is not in it"),
-                             (nohash, REQUIREMENTS, "has no hash")]:
+    for lock, pins, says in [
+        (LOCK, moved, f"has locust=={VERSIONS['LOCUST_BASE_IMAGE'].rsplit(':', 1)[1]}, moved.txt has 2.0.0"),
+        (LOCK, added, "six==1.17.0 (added.txt) is not in it"),
+        (nohash, REQUIREMENTS, "has no hash"),
+    ]:
         done = lock_check(lock, pins)
         assert done.returncode == 1 and says in done.stdout, (lock.name, pins.name, done.stdout)

@@ -10,9 +10,14 @@ from pathlib import Path
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "libexec" / "pod_network.py"
-BAKED = {"cniVersion": "1.0.0", "name": "liveness-lab", "plugins": [
-    {"type": "ptp", "ipMasq": True, "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]]}},
-    {"type": "portmap", "capabilities": {"portMappings": True}}]}
+BAKED = {
+    "cniVersion": "1.0.0",
+    "name": "liveness-lab",
+    "plugins": [
+        {"type": "ptp", "ipMasq": True, "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.0.0/24"}]]}},
+        {"type": "portmap", "capabilities": {"portMappings": True}},
+    ],
+}
 
 
 @pytest.fixture
@@ -48,6 +53,7 @@ class Node:
 
 def test_a_worker_gets_its_own_range_and_routes_once(pn, monkeypatch):
     worker = Node()
+
     def docker(*cmd, stdin=None):
         args = [c for c in cmd[2:] if c != "-i"]  # docker exec [-i] NODE COMMAND...
         assert cmd[:2] == ("docker", "exec") and args[0] == "w1", cmd
@@ -70,8 +76,14 @@ def test_only_pods_addressed_outside_their_nodes_range_are_wrong(pn, monkeypatch
         meta = {"namespace": "kube-system", "name": name, **({"deletionTimestamp": "now"} if deleting else {})}
         return {"metadata": meta, "spec": {"nodeName": node, "hostNetwork": host}, "status": {"podIP": ip}}
 
-    pods = [pod("coredns-a", "w1", "10.244.0.3"), pod("coredns-b", "cp", "10.244.0.2"), pod("kube-proxy", "w1", "172.18.0.3", host=True),
-            pod("old", "w1", "10.244.0.4", deleting=True), pod("pending", "w1", None), pod("app", "w1", "10.244.2.5")]
+    pods = [
+        pod("coredns-a", "w1", "10.244.0.3"),
+        pod("coredns-b", "cp", "10.244.0.2"),
+        pod("kube-proxy", "w1", "172.18.0.3", host=True),
+        pod("old", "w1", "10.244.0.4", deleting=True),
+        pod("pending", "w1", None),
+        pod("app", "w1", "10.244.2.5"),
+    ]
     monkeypatch.setattr(pn, "kubectl_json", lambda context, *args: {"items": pods})
     cidrs = {"cp": ipaddress.ip_network("10.244.0.0/24"), "w1": ipaddress.ip_network("10.244.2.0/24")}
     assert pn.wrong_pods("ctx", cidrs) == [("kube-system", "coredns-a", "w1", "10.244.0.3")]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import CLOSED_PORT, FIXTURES, LOCUST_DIR, WEB_UI_PORT, locust_cmd, pods_tab_page, run_env, stop, wait_http
 
-from liveness_lab.locust_ext import pods_tab
 from liveness_lab.base.kube import KubeUnavailable
+from liveness_lab.locust_ext import pods_tab
 
 
 class StubKube:
@@ -59,8 +59,9 @@ def test_the_probe_column_names_a_tcp_probe_and_each_kind_during_a_rollout():
     poller = pods_tab.PodsPoller(StubKube([*pods, tcp], []))
     poller.refresh()
     rows = {r["name"]: r for r in poller.rows}
-    assert rows["blocking"]["probe"] == ("httpGet http (8080) /livez, every 5 s, timeout 1 s, 3 failures; "
-                                         "tcpSocket http (8080), every 10 s, timeout 1 s, 3 failures")
+    assert rows["blocking"]["probe"] == (
+        "httpGet http (8080) /livez, every 5 s, timeout 1 s, 3 failures; tcpSocket http (8080), every 10 s, timeout 1 s, 3 failures"
+    )
 
 
 def test_an_unreachable_api_becomes_a_row_not_an_exception():
@@ -85,9 +86,24 @@ def locust_web_ui(services, tmp_path):
     env.pop("KUBERNETES_SERVICE_HOST", None)
     log = open(tmp_path / "locust.log", "w")
     proc = subprocess.Popen(
-        locust_cmd("--web-host", "127.0.0.1", "--web-port", str(WEB_UI_PORT), "--autostart", "-u", "1", "-r", "1",
-                   "--latency-ms", "100", "ReactiveUser"),
-        cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+        locust_cmd(
+            "--web-host",
+            "127.0.0.1",
+            "--web-port",
+            str(WEB_UI_PORT),
+            "--autostart",
+            "-u",
+            "1",
+            "-r",
+            "1",
+            "--latency-ms",
+            "100",
+            "ReactiveUser",
+        ),
+        cwd=LOCUST_DIR,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         wait_http(f"http://127.0.0.1:{WEB_UI_PORT}/", 60, proc)

@@ -3,10 +3,9 @@ plots and files written, the verdict computed every way, and the first kill time
 settings recorded in run.json (fixtures/deployments.json: the chart's Deployments, as `kubectl get -o json`
 gives them to report.settings)."""
 
-import json
-
 import copy
 import io
+import json
 import shutil
 
 import pytest
@@ -94,8 +93,21 @@ def failed_checks(data):
 def test_a_reactive_liveness_failure_fails_the_verdict(data):
     t = verdict.run_phases(data.run).hold + 30
     reactive_pod = next(p["name"] for r in data.timeline if r["kind"] == "pods" for p in r["pods"] if p["variant"] == "reactive")
-    data.timeline.append({"t": t, "kind": "event", "uid": "x", "pod": reactive_pod, "variant": "reactive", "reason": "Unhealthy",
-                             "type": "Warning", "message": "Liveness probe failed: context deadline exceeded", "count": 1, "first": t, "last": t})
+    data.timeline.append(
+        {
+            "t": t,
+            "kind": "event",
+            "uid": "x",
+            "pod": reactive_pod,
+            "variant": "reactive",
+            "reason": "Unhealthy",
+            "type": "Warning",
+            "message": "Liveness probe failed: context deadline exceeded",
+            "count": 1,
+            "first": t,
+            "last": t,
+        }
+    )
     outcome, failed = failed_checks(data)
     assert outcome == "FAIL" and any("Unhealthy" in f for f in failed), failed
 
@@ -144,7 +156,14 @@ def test_a_run_that_lost_the_kubernetes_api_has_no_verdict(data):
 def test_the_chart_settings_are_read_from_its_deployments(chart_settings):
     blocking = chart_settings["blocking"]
     assert set(chart_settings) == {"blocking", "reactive"}
-    assert blocking["liveness"] == {"periodSeconds": 5, "timeoutSeconds": 1, "failureThreshold": 3, "type": "httpGet", "path": "/livez", "port": "http"}
+    assert blocking["liveness"] == {
+        "periodSeconds": 5,
+        "timeoutSeconds": 1,
+        "failureThreshold": 3,
+        "type": "httpGet",
+        "path": "/livez",
+        "port": "http",
+    }
     assert blocking["eventLoops"] == 4 and blocking["env"]["APP_MODE"] == "blocking" and "DEMO_LATENCY_MS" in blocking["env"]
     assert blocking["resources"]["limits"]["cpu"] == "1"
 
@@ -185,7 +204,10 @@ def test_a_run_without_settings_gets_no_timing_check_and_says_so(tmp_path):
     rc, _, summary = built("run-pass", tmp_path)
     assert rc == 0
     assert "first liveness kill at" not in summary
-    assert "- note: run.json records no probe settings (recorded before it did, or the API did not answer): the kill timing is not checked" in summary
+    assert (
+        "- note: run.json records no probe settings (recorded before it did, or the API did not answer): the kill timing is not checked"
+        in summary
+    )
 
 
 def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settings):
@@ -197,7 +219,12 @@ def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settin
     for text in ("liveness every 5 s, 1 s timeout, 3 failures /livez on http", "first liveness kill expected at 9-20 s"):
         assert text in summary and text in html
     assert "note: run.json records no probe settings" not in summary
-    assert json.loads((folder / "verdict.json").read_text())["killWindows"]["blocking"] == {"fromS": 9, "toS": 20, "earliestS": 11, "latestS": 16}
+    assert json.loads((folder / "verdict.json").read_text())["killWindows"]["blocking"] == {
+        "fromS": 9,
+        "toS": 20,
+        "earliestS": 11,
+        "latestS": 16,
+    }
 
 
 @pytest.mark.parametrize("folder, outcome", [("run-pass", "PASS"), ("run-fail", "FAIL"), ("run-disturbed", "INCONCLUSIVE")])
@@ -240,9 +267,15 @@ def test_a_run_with_extra_load_has_no_verdict_and_exits_2(tmp_path):
     assert rc == 2
     html = (folder / "report.html").read_text()
     assert summary.startswith("# liveness-lab scripted run: INCONCLUSIVE")
-    assert "- reactive: its pods served 1,620 requests, the run offered 930 (allowed up to 997): another load generator swarmed it too" in summary
-    for text in ("| served by its pods / offered by Locust | 0 / 186 (0%) | 1,620 / 930 (174%) |", "## Load the variants saw",
-                 "- NOT ALONE reactive: served 1,620 / 930 (174%) offered; at most 997 allowed"):
+    assert (
+        "- reactive: its pods served 1,620 requests, the run offered 930 (allowed up to 997): another load generator swarmed it too"
+        in summary
+    )
+    for text in (
+        "| served by its pods / offered by Locust | 0 / 186 (0%) | 1,620 / 930 (174%) |",
+        "## Load the variants saw",
+        "- NOT ALONE reactive: served 1,620 / 930 (174%) offered; at most 997 allowed",
+    ):
         assert text in summary
     assert "1,620 / 930 (174%)" in html
     load = json.loads((folder / "verdict.json").read_text())["load"]["variants"]["reactive"]
@@ -276,16 +309,30 @@ def test_variants_busy_before_the_swarm_give_no_verdict(alone):
     next(m for m in first["pods"].values() if m["variant"] == "blocking")["inFlight"] = 3
     result = verdict.judge(data)
     assert result.verdict == "INCONCLUSIVE"
-    assert result.disturbances == ["blocking: already busy before the swarm started (3 request(s) in flight, 0 served during the baseline): something else is sending it requests"]
+    assert result.disturbances == [
+        "blocking: already busy before the swarm started (3 request(s) in flight, 0 served during the baseline): something else is "
+        "sending it requests"
+    ]
 
 
 def metrics_sample(t, served, restarts=0, in_flight=0, pod="liveness-lab-reactive-x"):
-    return {"t": t, "kind": "metrics", "missed": {}, "pods": {pod: {"variant": "reactive", "t": t, "served": served, "inFlight": in_flight, "restarts": restarts}}}
+    return {
+        "t": t,
+        "kind": "metrics",
+        "missed": {},
+        "pods": {pod: {"variant": "reactive", "t": t, "served": served, "inFlight": in_flight, "restarts": restarts}},
+    }
 
 
 def test_a_counter_reset_by_a_restart_is_added_up():
-    timeline = [metrics_sample(0, 7), metrics_sample(20, 17), metrics_sample(30, 5, restarts=1), metrics_sample(40, 9, restarts=1),
-                metrics_sample(50, 30, restarts=2), metrics_sample(60, 2, restarts=2)]
+    timeline = [
+        metrics_sample(0, 7),
+        metrics_sample(20, 17),
+        metrics_sample(30, 5, restarts=1),
+        metrics_sample(40, 9, restarts=1),
+        metrics_sample(50, 30, restarts=2),
+        metrics_sample(60, 2, restarts=2),
+    ]
     # 10, then 5 after the first restart, 4, then 30 (a count above the old one, but a new container),
     # then a count that went down without a restart seen: a new container all the same, 2.
     load = verdict.served_load(timeline, "reactive", start=10, offered=100, users=5)
@@ -308,7 +355,10 @@ def test_a_variant_whose_count_was_never_read_has_no_verdict(alone):
 def test_a_run_recorded_before_the_counts_keeps_its_verdict_and_says_so(passing):
     result = verdict.judge(passing)
     assert result.verdict == "PASS" and result.loads == {}
-    assert result.load_notes == ["the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not compared with what Locust offered"]
+    assert result.load_notes == [
+        "the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not compared "
+        "with what Locust offered"
+    ]
 
 
 def test_the_recorder_reads_the_service_counters_of_every_mode_tag():

@@ -75,8 +75,7 @@ def test_a_connection_closed_under_a_request_is_counted_lost_and_not_retried(ser
 
 def test_main_prints_the_result_and_exits_one_when_a_request_was_lost(server, capsys, tmp_path):
     out = tmp_path / "result.json"
-    code = rollclient.main(["--url", f"{server}/under", "--connections", "1", "--rate", "10",
-                            "--duration", "0.35", "--json", str(out)])
+    code = rollclient.main(["--url", f"{server}/under", "--connections", "1", "--rate", "10", "--duration", "0.35", "--json", str(out)])
     printed = json.loads(capsys.readouterr().out)
     assert code == 1 and printed["lost"] == 1
     assert json.loads(out.read_text()) == printed

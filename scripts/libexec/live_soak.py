@@ -49,8 +49,13 @@ def live():
 
 
 def master_stats(kubectl, node):
-    raw = subprocess.run([kubectl, "--context", CONTEXT, "get", "--raw", f"/api/v1/nodes/{node}/proxy/stats/summary"],
-                         capture_output=True, text=True, timeout=20, check=True).stdout
+    raw = subprocess.run(
+        [kubectl, "--context", CONTEXT, "get", "--raw", f"/api/v1/nodes/{node}/proxy/stats/summary"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    ).stdout
     for pod in json.loads(raw)["pods"]:
         name = pod["podRef"]["name"]
         if pod["podRef"]["namespace"] == NAMESPACE and name.startswith("liveness-lab-locust-") and "worker" not in name:
@@ -69,8 +74,12 @@ def main(argv=None):
     a = p.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    node = subprocess.run([a.kubectl, "--context", CONTEXT, "get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"],
-                          capture_output=True, text=True, check=True).stdout
+    node = subprocess.run(
+        [a.kubectl, "--context", CONTEXT, "get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     watch_file = (out / "pods-watch.txt").open("w")
     watch = subprocess.Popen([a.kubectl, "--context", CONTEXT, "-n", NAMESPACE, "get", "pods", "-w"], stdout=subprocess.PIPE, text=True)
 
@@ -82,8 +91,15 @@ def main(argv=None):
     threading.Thread(target=stamp, daemon=True).start()
     post("/stop")
     time.sleep(3)
-    post("/swarm", user_count=2 * a.users, spawn_rate=2 * a.users, user_classes=["BlockingUser", "ReactiveUser"],
-         shape_class="Default", rate_per_user=1, latency_ms=1000)
+    post(
+        "/swarm",
+        user_count=2 * a.users,
+        spawn_rate=2 * a.users,
+        user_classes=["BlockingUser", "ReactiveUser"],
+        shape_class="Default",
+        rate_per_user=1,
+        latency_ms=1000,
+    )
     t0 = time.time()
     end = t0 + a.minutes * 60
     samples, first_seen, stop = [], {}, threading.Event()
@@ -122,11 +138,16 @@ def main(argv=None):
                 try:
                     data, size, took = live()
                     blocking = next((v for v in data["variants"] if v["name"] == "blocking"), None)
-                    sample = {"t": round(now - t0, 1), "tabOpen": browser is not None, "liveBytes": size, "liveMs": round(1000 * took, 1),
-                              "points": len(blocking["series"]["t"]) if blocking else 0,
-                              "blockingKills": sum(m["kind"] == "kill" for m in blocking["markers"]) if blocking else 0,
-                              "blockingRestarts": blocking["series"]["restarts"][-1] if blocking and blocking["series"]["restarts"] else None,
-                              "master": master_stats(a.kubectl, node)}
+                    sample = {
+                        "t": round(now - t0, 1),
+                        "tabOpen": browser is not None,
+                        "liveBytes": size,
+                        "liveMs": round(1000 * took, 1),
+                        "points": len(blocking["series"]["t"]) if blocking else 0,
+                        "blockingKills": sum(m["kind"] == "kill" for m in blocking["markers"]) if blocking else 0,
+                        "blockingRestarts": blocking["series"]["restarts"][-1] if blocking and blocking["series"]["restarts"] else None,
+                        "master": master_stats(a.kubectl, node),
+                    }
                 except Exception as e:
                     sample = {"t": round(now - t0, 1), "error": f"{type(e).__name__}: {e}"}
                 samples.append(sample)
@@ -150,18 +171,27 @@ def main(argv=None):
     delays = []
     for (variant, pod, t), seen in sorted(first_seen.items(), key=lambda x: x[0][2]):
         delays.append({"variant": variant, "pod": pod, "eventT": t, "seenAfterS": round(seen - t, 2)})
+
     def cpu_share(rows):
         rows = [r for r in rows if r.get("master")]
         if len(rows) < 2:
             return None
         return (rows[-1]["master"]["cpuNs"] - rows[0]["master"]["cpuNs"]) / 1e9 / (rows[-1]["t"] - rows[0]["t"])
+
     closed = [s for s in samples if not s.get("tabOpen") and s["t"] < third]
     opened_rows = [s for s in samples if s.get("tabOpen")]
     mem = [s["master"]["memBytes"] / 2**20 for s in samples if s.get("master")]
-    summary = {"minutes": a.minutes, "finalLiveBytes": size, "finalLiveMs": round(1000 * took, 1), "tabLoadS": round(tab_s, 1),
-               "masterCpuTabClosed": cpu_share(closed), "masterCpuTabOpen": cpu_share(opened_rows),
-               "masterMemMiB": {"first": mem[0] if mem else None, "last": mem[-1] if mem else None, "max": max(mem) if mem else None},
-               "blockingKills": samples[-1].get("blockingKills"), "killToEndpoint": delays}
+    summary = {
+        "minutes": a.minutes,
+        "finalLiveBytes": size,
+        "finalLiveMs": round(1000 * took, 1),
+        "tabLoadS": round(tab_s, 1),
+        "masterCpuTabClosed": cpu_share(closed),
+        "masterCpuTabOpen": cpu_share(opened_rows),
+        "masterMemMiB": {"first": mem[0] if mem else None, "last": mem[-1] if mem else None, "max": max(mem) if mem else None},
+        "blockingKills": samples[-1].get("blockingKills"),
+        "killToEndpoint": delays,
+    }
     (out / "soak.json").write_text(json.dumps({"summary": summary, "samples": samples}, indent=1))
     print(json.dumps(summary, indent=1))
     return 0

@@ -30,12 +30,29 @@ Usage: scripts/libexec/macos_userland.py DIR              makes DIR (prints noth
 Needs: original-awk (apt-get install original-awk). Python 3, the standard library only.
 Tests: scripts/tests/test_macos_userland.py (the stand-ins), scripts/tests/macos.bats (scripts in them).
 """
+
 import os
 import sys
 
 # The GNU tools a stock macOS (14, 15) does not have.
-MACOS_MISSING = ("timeout", "nproc", "sha256sum", "sha224sum", "sha384sum", "sha512sum", "sha1sum", "md5sum",
-                 "b2sum", "tac", "shuf", "numfmt", "truncate", "stdbuf", "setsid", "flock")
+MACOS_MISSING = (
+    "timeout",
+    "nproc",
+    "sha256sum",
+    "sha224sum",
+    "sha384sum",
+    "sha512sum",
+    "sha1sum",
+    "md5sum",
+    "b2sum",
+    "tac",
+    "shuf",
+    "numfmt",
+    "truncate",
+    "stdbuf",
+    "setsid",
+    "flock",
+)
 
 # The stand-ins that refuse what BSD's lacks: the real command, the arguments refused (a regular
 # expression matched at an argument's start) and why.
@@ -162,9 +179,11 @@ def make_userland(folder: str) -> None:
         path = os.path.join(folder, name)
         why = REFUSING[name][2] if name in REFUSING else "BSD's interface"
         with open(path, "w") as f:
-            f.write(f"#!{python} -IS\n# macOS userland stand-in (scripts/libexec/macos_userland.py): {why}\n"
-                    f"import sys; sys.path.insert(0, {lib!r}); import macos_userland\n"
-                    f"macos_userland.stand_in({name!r}, sys.argv[1:])\n")
+            f.write(
+                f"#!{python} -IS\n# macOS userland stand-in (scripts/libexec/macos_userland.py): {why}\n"
+                f"import sys; sys.path.insert(0, {lib!r}); import macos_userland\n"
+                f"macos_userland.stand_in({name!r}, sys.argv[1:])\n"
+            )
         os.chmod(path, 0o755)
 
 

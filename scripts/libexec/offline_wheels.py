@@ -54,8 +54,9 @@ def requirements(lock: str, target: dict) -> list[str]:
 
 
 def main(base: str, lock: str, out: str) -> None:
-    probe = subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint", "python3", base, "-c", PROBE],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "--entrypoint", "python3", base, "-c", PROBE], capture_output=True, text=True
+    )
     if probe.returncode != 0:
         die(f"could not run python3 in {base}: {probe.stderr.strip()}", f"build or pull {base} first")
     target = json.loads(probe.stdout)
@@ -71,12 +72,34 @@ def main(base: str, lock: str, out: str) -> None:
         reqs.write("\n".join(requirements(lock, target)) + "\n")
         reqs.flush()
         shutil.rmtree(out + ".new", ignore_errors=True)
-        pip = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--require-hashes", "--no-deps",
-               "-r", reqs.name, "-d", out + ".new", "--only-binary=:all:", "--implementation", "cp",
-               "--python-version", pyver, "--platform", "any", *platforms]
+        pip = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--disable-pip-version-check",
+            "--require-hashes",
+            "--no-deps",
+            "-r",
+            reqs.name,
+            "-d",
+            out + ".new",
+            "--only-binary=:all:",
+            "--implementation",
+            "cp",
+            "--python-version",
+            pyver,
+            "--platform",
+            "any",
+            *platforms,
+        ]
         if subprocess.run(pip).returncode != 0:
             shutil.rmtree(out + ".new", ignore_errors=True)
-            die(f"pip could not download the wheels for Python {pyver}", "check that PyPI answers, or build with a base whose pip reaches it")
+            die(
+                f"pip could not download the wheels for Python {pyver}",
+                "check that PyPI answers, or build with a base whose pip reaches it",
+            )
     shutil.rmtree(out, ignore_errors=True)
     os.rename(out + ".new", out)
 

@@ -31,8 +31,10 @@ WRONG_POD_ROUNDS = 20
 def run(*cmd: str, stdin: str | None = None) -> str:
     result = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
     if result.returncode != 0:
-        raise SystemExit(f"error: `{' '.join(cmd)}` failed: {result.stderr.strip()}\n"
-                         "  fix: check that the cluster's nodes run (docker ps; kubectl get nodes), then run scripts/cluster-up.sh again")
+        raise SystemExit(
+            f"error: `{' '.join(cmd)}` failed: {result.stderr.strip()}\n"
+            "  fix: check that the cluster's nodes run (docker ps; kubectl get nodes), then run scripts/cluster-up.sh again"
+        )
     return result.stdout
 
 
@@ -54,9 +56,11 @@ def nodes(context: str) -> list[dict]:
         if not missing:
             return found
         if time.monotonic() > deadline:
-            raise SystemExit(f"error: node(s) {', '.join(n['name'] for n in missing)} have no podCIDR or InternalIP after {PODCIDR_WAIT_S}s\n"
-                             "  fix: kind's config must leave networking.podSubnet to kind (kube-controller-manager --allocate-node-cidrs); "
-                             "scripts/cluster-down.sh, then scripts/cluster-up.sh")
+            raise SystemExit(
+                f"error: node(s) {', '.join(n['name'] for n in missing)} have no podCIDR or InternalIP after {PODCIDR_WAIT_S}s\n"
+                "  fix: kind's config must leave networking.podSubnet to kind (kube-controller-manager --allocate-node-cidrs); "
+                "scripts/cluster-down.sh, then scripts/cluster-up.sh"
+            )
         time.sleep(2)
 
 
@@ -79,13 +83,23 @@ def fit_conflist(node: str, cidr: str) -> None:
                 changed = True
         if changed:
             # Written beside it and renamed: containerd never reads half a file.
-            run("docker", "exec", "-i", node, "sh", "-c", f"cat >'{path}.tmp' && mv '{path}.tmp' '{path}'",
-                stdin=json.dumps(conf, indent=2) + "\n")
+            run(
+                "docker",
+                "exec",
+                "-i",
+                node,
+                "sh",
+                "-c",
+                f"cat >'{path}.tmp' && mv '{path}.tmp' '{path}'",
+                stdin=json.dumps(conf, indent=2) + "\n",
+            )
             print(f"{node}: {path} now gives addresses from {cidr}")
     if not fitted:
-        raise SystemExit(f"error: {node} has no CNI config with a host-local IPAM in /etc/cni/net.d (found: {' '.join(names) or 'none'})\n"
-                         "  fix: this runs on the local node image (scripts/lib/airgap.sh bakes the config); "
-                         "with kind's own node image kindnetd makes the network, and this is not run")
+        raise SystemExit(
+            f"error: {node} has no CNI config with a host-local IPAM in /etc/cni/net.d (found: {' '.join(names) or 'none'})\n"
+            "  fix: this runs on the local node image (scripts/lib/airgap.sh bakes the config); "
+            "with kind's own node image kindnetd makes the network, and this is not run"
+        )
 
 
 def route(node: str, other: dict) -> None:
@@ -130,8 +144,10 @@ def main(argv: list[str]) -> int:
             run("kubectl", "--context", context, "-n", namespace, "delete", "pod", name, "--wait=false")
         time.sleep(3)
     else:
-        raise SystemExit(f"error: pods still have addresses outside their node's podCIDR: {wrong}\n"
-                         "  fix: kubectl get pods -A -o wide; scripts/cluster-down.sh, then scripts/cluster-up.sh")
+        raise SystemExit(
+            f"error: pods still have addresses outside their node's podCIDR: {wrong}\n"
+            "  fix: kubectl get pods -A -o wide; scripts/cluster-down.sh, then scripts/cluster-up.sh"
+        )
     print(f"pod network: {len(all_nodes)} node(s), " + ", ".join(f"{n['name']} {n['cidr']} via {n['ip']}" for n in all_nodes))
     return 0
 

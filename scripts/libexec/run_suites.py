@@ -41,8 +41,9 @@ def run_suite(test_sh: str, logs: Path, suite: str) -> tuple:
     print(f"{suite:<8} running (log: {log})", flush=True)
     started = time.time()
     with open(log, "w") as out:
-        rc = subprocess.call([test_sh], stdout=out, stderr=subprocess.STDOUT,
-                             env={**os.environ, "LL_TEST_SUITE": suite, "LIVENESS_LAB_JUNIT": str(junit)})
+        rc = subprocess.call(
+            [test_sh], stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "LL_TEST_SUITE": suite, "LIVENESS_LAB_JUNIT": str(junit)}
+        )
     took = int(time.time() - started)
     problem = ""
     try:
@@ -58,11 +59,13 @@ def run_suite(test_sh: str, logs: Path, suite: str) -> tuple:
     text = log.read_text(errors="replace").splitlines()
     for line in text:
         if line.startswith("summary: "):
-            print("  " + line[len("summary: "):])
+            print("  " + line[len("summary: ") :])
     if rc == 0 and not problem:
         print(f"{suite:<8} passed in {took}s ({counts})")
     else:
-        print(f"{suite:<8} FAILED in {took}s (exit {rc}; {counts}, {failed} failed{'; ' + problem if problem else ''}); last lines of {log}:")
+        print(
+            f"{suite:<8} FAILED in {took}s (exit {rc}; {counts}, {failed} failed{'; ' + problem if problem else ''}); last lines of {log}:"
+        )
         for line in text[-60:]:
             print("  | " + line)
     return passed, failed, skipped, rc == 0 and not problem

@@ -17,6 +17,7 @@ built kind node image as /usr/local/sbin/runc (scripts/lib/airgap.sh; the real o
 standard library only (/usr/bin/python3: -I ignores PYTHON* settings, -S skips site-packages).
 Tests: scripts/tests/test_runc_wrapper.py.
 """
+
 import os
 import sys
 

@@ -49,8 +49,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ["kind", "helm", "kubectl", "helm-unittest", "helm-docs", "ct"]
-PIN = {"kind": "KIND_VERSION", "helm": "HELM_VERSION", "kubectl": "KUBERNETES_VERSION",
-       "helm-unittest": "HELM_UNITTEST_VERSION", "helm-docs": "HELM_DOCS_VERSION", "ct": "CHART_TESTING_VERSION"}
+PIN = {
+    "kind": "KIND_VERSION",
+    "helm": "HELM_VERSION",
+    "kubectl": "KUBERNETES_VERSION",
+    "helm-unittest": "HELM_UNITTEST_VERSION",
+    "helm-docs": "HELM_DOCS_VERSION",
+    "ct": "CHART_TESTING_VERSION",
+}
 
 
 class Die(Exception):
@@ -66,8 +72,7 @@ class Env:
 
     def __init__(self, environ=os.environ):
         self.root = Path(environ.get("LL_ROOT") or ROOT)
-        self.cache = Path(environ.get("LL_CACHE") or environ.get("LIVENESS_LAB_CACHE")
-                          or Path.home() / ".cache" / "liveness-lab")
+        self.cache = Path(environ.get("LL_CACHE") or environ.get("LIVENESS_LAB_CACHE") or Path.home() / ".cache" / "liveness-lab")
         self.logs = Path(environ.get("LL_LOGS") or environ.get("LIVENESS_LAB_LOGS") or self.cache / "logs")
         self.bin = Path(environ.get("LL_TOOLS") or self.root / ".tools") / "bin"
         self.path = environ.get("PATH", "")
@@ -105,11 +110,23 @@ def tool_version(name: str, binary: str) -> str:
         # The plugin's binary cannot tell its version: the cache folder it was installed into does.
         found = re.search(r"/helm-unittest-(v[^/]*)/bin/helm-unittest$", os.path.realpath(binary))
         return found.group(1) if found else ""
-    args = {"kind": ["version"], "helm": ["version", "--template", "{{.Version}}"], "kubectl": ["version", "--client"],
-            "helm-docs": ["--version"], "ct": ["version"]}[name]
+    args = {
+        "kind": ["version"],
+        "helm": ["version", "--template", "{{.Version}}"],
+        "kubectl": ["version", "--client"],
+        "helm-docs": ["--version"],
+        "ct": ["version"],
+    }[name]
     try:
-        out = subprocess.run([binary, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             stdin=subprocess.DEVNULL, text=True, errors="replace", timeout=60).stdout
+        out = subprocess.run(
+            [binary, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            timeout=60,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
     for line in out.splitlines():
@@ -119,7 +136,7 @@ def tool_version(name: str, binary: str) -> str:
         if name == "helm":
             return line.strip()
         if name == "kubectl" and line.startswith("Client Version: "):
-            return line[len("Client Version: "):]
+            return line[len("Client Version: ") :]
         if name == "helm-docs" and len(words) > 2:
             return words[2]
         if name == "ct" and words[:1] == ["Version:"] and len(words) > 1:
@@ -135,12 +152,12 @@ def version_minor(version: str):
 
 def compatible(env: Env, name: str, version: str) -> bool:
     """The rule for using a tool the user already has:
-      kind    the pinned minor or newer within v0 (kind keeps old node images working; v0.33 is what the
-              node image is pinned for)
-      helm    3.17 or newer (--take-ownership), or Helm 4
-      kubectl within one minor of the cluster's Kubernetes (the Kubernetes skew policy)
-      helm-unittest, helm-docs, ct: the pinned version only (a test's verdict, or the generated table,
-              must not depend on which one a machine has)"""
+    kind    the pinned minor or newer within v0 (kind keeps old node images working; v0.33 is what the
+            node image is pinned for)
+    helm    3.17 or newer (--take-ownership), or Helm 4
+    kubectl within one minor of the cluster's Kubernetes (the Kubernetes skew policy)
+    helm-unittest, helm-docs, ct: the pinned version only (a test's verdict, or the generated table,
+            must not depend on which one a machine has)"""
     if name in ("helm-unittest", "helm-docs", "ct"):
         return version == env.pinned(name)
     have, want = version_minor(version), version_minor(env.pinned(name))
@@ -250,7 +267,7 @@ def fetch(url: str, out, attempts: int = 4) -> None:
         except OSError as error:  # URLError too; socket.timeout is TimeoutError from 3.10 on, not in 3.9
             if not isinstance(getattr(error, "reason", error), socket.timeout) or attempt == attempts - 1:
                 raise
-        time.sleep(2 ** attempt)
+        time.sleep(2**attempt)
 
 
 def unpack(archive: Path, into: Path) -> None:
@@ -286,7 +303,8 @@ def helm_unittest_plugin(env: Env, folder: Path) -> None:
         f'version: "{env.pinned("helm-unittest")[1:]}"\n'
         'usage: "unittest for helm charts"\n'
         'description: "helm-unittest, built or downloaded by liveness-lab (scripts/libexec/tools.py)"\n'
-        'command: "$HELM_PLUGIN_DIR/untt"\n')
+        'command: "$HELM_PLUGIN_DIR/untt"\n'
+    )
 
 
 def download_tool(env: Env, name: str, folder: Path, say) -> bool:
@@ -416,9 +434,11 @@ def ensure(env: Env, name: str) -> str:
             return f"build {version} {folder}"
         else:
             print("\n".join(lines[-5:]), file=sys.stderr)
-            raise Die(f"could not download {name} {version} from {how[1]}",
-                      f"put {name} {version} (or a compatible one: see compatible() in scripts/libexec/tools.py) "
-                      "on PATH, or set LIVENESS_LAB_DOWNLOAD_MIRROR")
+            raise Die(
+                f"could not download {name} {version} from {how[1]}",
+                f"put {name} {version} (or a compatible one: see compatible() in scripts/libexec/tools.py) "
+                "on PATH, or set LIVENESS_LAB_DOWNLOAD_MIRROR",
+            )
     else:
         return f"build {version} {folder}"
     check_installed(env, name)
@@ -446,8 +466,9 @@ def print_tool(env: Env, name: str) -> str:
 
 
 def main(argv: list) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/libexec/tools.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="scripts/libexec/tools.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("command", choices=["source", "describe", "ensure", "built", "print"])
     parser.add_argument("name", choices=TOOLS)
     args = parser.parse_args(argv)

@@ -36,8 +36,16 @@ def render(release="liveness-lab", namespace="liveness-lab", *args) -> str:
 
 
 def test_ct_lint():
-    run("ct", "lint", "--charts", "chart", "--validate-maintainers=false", "--check-version-increment=false",
-        "--helm-lint-extra-args", f"--strict --namespace liveness-lab --kube-version {K8S}")
+    run(
+        "ct",
+        "lint",
+        "--charts",
+        "chart",
+        "--validate-maintainers=false",
+        "--check-version-increment=false",
+        "--helm-lint-extra-args",
+        f"--strict --namespace liveness-lab --kube-version {K8S}",
+    )
 
 
 def test_kube_linter(tmp_path):
@@ -53,14 +61,18 @@ def test_helm_docs_table_is_current(tmp_path):
     shutil.copytree(CHART, copy)
     out = run("helm-docs", "--chart-search-root", copy, "--template-files", "README.md.gotmpl", "--sort-values-order", "file")
     assert not re.search(r"level=(warning|error|fatal)", out), out
-    assert (copy / "README.md").read_text() == (CHART / "README.md").read_text(), \
+    assert (copy / "README.md").read_text() == (CHART / "README.md").read_text(), (
         "chart/README.md is not what helm-docs generates: run helm-docs on chart/ (the command above) and commit the result"
+    )
 
 
 def test_images_and_app_version_are_the_pinned_ones():
     docs = yaml.safe_load_all(render("liveness-lab", "liveness-lab", "--set", "locust.enabled=true"))
     images = {c["image"] for d in docs if d and d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]}
-    assert images == {f"{VERSIONS['SERVICE_IMAGE']}:{VERSIONS['SERVICE_VERSION']}", f"{VERSIONS['LOCUST_IMAGE']}:{VERSIONS['LOCUST_IMAGE_TAG']}"}
+    assert images == {
+        f"{VERSIONS['SERVICE_IMAGE']}:{VERSIONS['SERVICE_VERSION']}",
+        f"{VERSIONS['LOCUST_IMAGE']}:{VERSIONS['LOCUST_IMAGE_TAG']}",
+    }
     assert str(yaml.safe_load(run("helm", "show", "chart", CHART))["appVersion"]) == VERSIONS["SERVICE_VERSION"]
 
 
@@ -75,17 +87,35 @@ def test_modes_are_mode_java_and_helm_test_runs_httpcheck():
 
 
 # Two releases as a workshop runs them (docs/workshop.md): the shared-cluster values, every template on.
-SHARED = ["--values", CHART / "ci/shared-cluster-values.yaml",
-          "--set", "allVariants=true,downstream.enabled=true,locust.enabled=true,namespace.manage=true"]
-CLUSTER_RBAC = "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n" \
-               "metadata: {name: liveness-lab-locust}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n"
+SHARED = [
+    "--values",
+    CHART / "ci/shared-cluster-values.yaml",
+    "--set",
+    "allVariants=true,downstream.enabled=true,locust.enabled=true,namespace.manage=true",
+]
+CLUSTER_RBAC = (
+    "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n"
+    "metadata: {name: liveness-lab-locust}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n"
+)
 
 
 def collisions(tmp_path, alice: str, bob: str) -> subprocess.CompletedProcess:
     (tmp_path / "alice.yaml").write_text(alice)
     (tmp_path / "bob.yaml").write_text(bob)
-    return subprocess.run([sys.executable, REPO / "scripts/libexec/release_collisions.py", "alice", "ws-alice",
-                           tmp_path / "alice.yaml", "bob", "ws-bob", tmp_path / "bob.yaml"], capture_output=True, text=True)
+    return subprocess.run(
+        [
+            sys.executable,
+            REPO / "scripts/libexec/release_collisions.py",
+            "alice",
+            "ws-alice",
+            tmp_path / "alice.yaml",
+            "bob",
+            "ws-bob",
+            tmp_path / "bob.yaml",
+        ],
+        capture_output=True,
+        text=True,
+    )
 
 
 def release(name, *args):
@@ -97,14 +127,24 @@ def test_two_releases_do_not_collide(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("what,plant,finding", [
-    ("the NodePorts of the kind defaults", lambda r, name: release(name), r"^both: nodePort 30080$"),
-    ("fullnameOverride=lab in both", lambda r, name: release(name, *SHARED, "--set", "fullnameOverride=lab"),
-     r"name does not start with the release name 'bob'"),
-    ("a ClusterRoleBinding", lambda r, name: r + CLUSTER_RBAC, r"^both: cluster-scoped ClusterRoleBinding/liveness-lab-locust$"),
-    ("objects in namespace default", lambda r, name: re.sub(r"^  namespace: ws-bob$", "  namespace: default", r, flags=re.M),
-     r"namespace 'default', not the release's 'ws-bob'"),
-], ids=["nodeports", "fullname", "clusterrbac", "elsewhere"])
+@pytest.mark.parametrize(
+    "what,plant,finding",
+    [
+        ("the NodePorts of the kind defaults", lambda r, name: release(name), r"^both: nodePort 30080$"),
+        (
+            "fullnameOverride=lab in both",
+            lambda r, name: release(name, *SHARED, "--set", "fullnameOverride=lab"),
+            r"name does not start with the release name 'bob'",
+        ),
+        ("a ClusterRoleBinding", lambda r, name: r + CLUSTER_RBAC, r"^both: cluster-scoped ClusterRoleBinding/liveness-lab-locust$"),
+        (
+            "objects in namespace default",
+            lambda r, name: re.sub(r"^  namespace: ws-bob$", "  namespace: default", r, flags=re.M),
+            r"namespace 'default', not the release's 'ws-bob'",
+        ),
+    ],
+    ids=["nodeports", "fullname", "clusterrbac", "elsewhere"],
+)
 def test_collision_checker_catches_planted(tmp_path, what, plant, finding):
     done = collisions(tmp_path, plant(release("alice", *SHARED), "alice"), plant(release("bob", *SHARED), "bob"))
     assert done.returncode != 0, f"missed {what}: {done.stdout}"
@@ -113,8 +153,11 @@ def test_collision_checker_catches_planted(tmp_path, what, plant, finding):
 
 # kind-config.yaml, the cluster scripts/cluster-up.sh creates: it must reach every NodePort the chart renders.
 KIND = yaml.safe_load((REPO / "kind-config.yaml").read_text())
-MAPPINGS = [(m["containerPort"], m.get("hostPort"), m.get("listenAddress", "0.0.0.0"))
-            for node in KIND["nodes"] for m in node.get("extraPortMappings", [])]
+MAPPINGS = [
+    (m["containerPort"], m.get("hostPort"), m.get("listenAddress", "0.0.0.0"))
+    for node in KIND["nodes"]
+    for m in node.get("extraPortMappings", [])
+]
 
 
 def test_kind_config_one_node_named_liveness_lab_api_on_loopback():

@@ -42,8 +42,21 @@ def test_server_accepts_the_chart_rendered_with_the_release_values(tmp_path):
     values.write_text(helm("get", "values", RELEASE, "--output", "yaml").stdout)
     # --skip-tests: the test pods of an earlier `helm test` are still there, and a Pod's spec is immutable.
     rendered = tmp_path / "release.yaml"
-    rendered.write_text(run("helm", "template", RELEASE, REPO / "chart", "--namespace", NAMESPACE, "--kube-version",
-                            VERSIONS["KUBERNETES_VERSION"], "--values", values, "--skip-tests").stdout)
+    rendered.write_text(
+        run(
+            "helm",
+            "template",
+            RELEASE,
+            REPO / "chart",
+            "--namespace",
+            NAMESPACE,
+            "--kube-version",
+            VERSIONS["KUBERNETES_VERSION"],
+            "--values",
+            values,
+            "--skip-tests",
+        ).stdout
+    )
     kube("apply", "--server-side", "--force-conflicts", "--field-manager=test-chart", "--dry-run=server", "--filename", rendered)
     helm("upgrade", RELEASE, REPO / "chart", "--values", values, "--take-ownership", "--dry-run=server")
 
@@ -54,8 +67,15 @@ def test_namespace_enforces_restricted_and_no_pod_violates_it():
     level = kube("get", "namespace", NAMESPACE, "-o", r"jsonpath={.metadata.labels.pod-security\.kubernetes\.io/enforce}").stdout
     assert level == "restricted", f"namespace {NAMESPACE} enforces {level or 'nothing'}"
     version = ".".join(VERSIONS["KUBERNETES_VERSION"].split(".")[:2])
-    warnings = kube("label", "--dry-run=server", "--overwrite", "namespace", NAMESPACE,
-                    "pod-security.kubernetes.io/enforce=restricted", f"pod-security.kubernetes.io/enforce-version={version}").stderr
+    warnings = kube(
+        "label",
+        "--dry-run=server",
+        "--overwrite",
+        "namespace",
+        NAMESPACE,
+        "pod-security.kubernetes.io/enforce=restricted",
+        f"pod-security.kubernetes.io/enforce-version={version}",
+    ).stderr
     assert warnings.strip() == "", f"pods violating restricted:{version}: {warnings}"
 
 

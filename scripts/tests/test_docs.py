@@ -67,9 +67,21 @@ def test_setting_is_read_by_the_code(setting, code):
 
 @pytest.mark.parametrize("set_value", SETS)
 def test_chart_accepts_shown_set(set_value):
-    done = subprocess.run(["helm", "template", "liveness-lab", REPO / "chart", "--namespace", "liveness-lab",
-                           "--kube-version", VERSIONS["KUBERNETES_VERSION"], *set_value.split()],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            "helm",
+            "template",
+            "liveness-lab",
+            REPO / "chart",
+            "--namespace",
+            "liveness-lab",
+            "--kube-version",
+            VERSIONS["KUBERNETES_VERSION"],
+            *set_value.split(),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, f"the chart refuses {set_value}, shown in the docs: {done.stderr}"
 
 

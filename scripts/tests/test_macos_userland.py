@@ -4,6 +4,7 @@ SUFFIX, BSD wc's columns, BSD paste's file operand, the GNU-only options refused
 PATH. (The scripts run in it are tested by the .bats files; scripts/tests/macos.bats adds what a Mac's
 clone brings.)
 """
+
 import os
 import shutil
 import subprocess
@@ -16,8 +17,7 @@ USERLAND = Path(__file__).resolve().parents[1] / "libexec" / "macos_userland.py"
 
 
 def generate(*args: str, env: dict = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(USERLAND), *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run([sys.executable, str(USERLAND), *args], capture_output=True, text=True, env=env, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,9 @@ def path(tmp_path_factory):
 
 def sh(path: str, script: str, cwd=None) -> subprocess.CompletedProcess:
     """SCRIPT in bash on the userland's PATH."""
-    return subprocess.run(["/bin/bash", "-c", script], capture_output=True, text=True, cwd=cwd, timeout=60,
-                          env=dict(os.environ, PATH=path, LC_ALL="C"))
+    return subprocess.run(
+        ["/bin/bash", "-c", script], capture_output=True, text=True, cwd=cwd, timeout=60, env=dict(os.environ, PATH=path, LC_ALL="C")
+    )
 
 
 def test_awk_is_bwk_awk_which_refuses_what_gnu_awk_takes(path):
@@ -96,23 +97,43 @@ def test_paste_needs_a_file_operand(path):
     assert sh(path, "printf '1\\n2\\n' | paste -sd, -").stdout == "1,2\n"
 
 
-@pytest.mark.parametrize("command", [
-    "grep -P x /dev/null", "grep -oP x /dev/null", "grep --perl-regexp x /dev/null",
-    "stat -c %s /", "stat --format=%s /", "base64 -w0 /dev/null", "find / -maxdepth 0 -printf x",
-    "cp --parents /dev/null /tmp", "install -D /dev/null /tmp/x", "install --mode=0644 /dev/null /tmp/x",
-    "xargs -r echo </dev/null", "mktemp --tmpdir", "readlink -e /", "readlink --canonicalize /", "sort -V /dev/null",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -P x /dev/null",
+        "grep -oP x /dev/null",
+        "grep --perl-regexp x /dev/null",
+        "stat -c %s /",
+        "stat --format=%s /",
+        "base64 -w0 /dev/null",
+        "find / -maxdepth 0 -printf x",
+        "cp --parents /dev/null /tmp",
+        "install -D /dev/null /tmp/x",
+        "install --mode=0644 /dev/null /tmp/x",
+        "xargs -r echo </dev/null",
+        "mktemp --tmpdir",
+        "readlink -e /",
+        "readlink --canonicalize /",
+        "sort -V /dev/null",
+    ],
+)
 def test_gnu_only_options_are_refused(path, command):
     done = sh(path, command)
     assert done.returncode == 64, f"{command}: exit {done.returncode} {done.stderr}"
     assert done.stderr.startswith(f"{command.split()[0]}: illegal option") and "macOS userland" in done.stderr
 
 
-@pytest.mark.parametrize("command, out", [
-    ("echo ab | grep -Eo 'a.'", "ab\n"), ("printf 'b\\na\\n' | sort", "a\nb\n"), ("printf a | base64", "YQ==\n"),
-    ("readlink -f /bin/../bin/sh >/dev/null && echo ok", "ok\n"), ("echo x | xargs echo", "x\n"),
-    ("find / -maxdepth 0 -name /", "/\n"),
-])
+@pytest.mark.parametrize(
+    "command, out",
+    [
+        ("echo ab | grep -Eo 'a.'", "ab\n"),
+        ("printf 'b\\na\\n' | sort", "a\nb\n"),
+        ("printf a | base64", "YQ==\n"),
+        ("readlink -f /bin/../bin/sh >/dev/null && echo ok", "ok\n"),
+        ("echo x | xargs echo", "x\n"),
+        ("find / -maxdepth 0 -name /", "/\n"),
+    ],
+)
 def test_what_bsd_has_still_works(path, command, out):
     done = sh(path, command)
     assert (done.returncode, done.stdout) == (0, out), done.stderr

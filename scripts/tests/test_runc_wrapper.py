@@ -6,6 +6,7 @@ nothing. Each test runs the wrapper in a process of its own, as containerd's shi
 probes of the machine pointed at files here (the real runc's places, /proc/self/status,
 /proc/self/oom_score_adj) and a fake real runc that records its argv and exits.
 """
+
 import copy
 import json
 import os
@@ -20,8 +21,16 @@ WRAPPER = Path(__file__).resolve().parents[1] / "libexec" / "runc_wrapper.py"
 
 # The capability sets and oomScoreAdj of a privileged pod sandbox's spec, shaped as containerd writes it
 # (`ctr oci spec`, with the privileged container's capabilities and kubelet's -998 for a sandbox).
-PRIVILEGED_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_KILL", "CAP_NET_ADMIN", "CAP_SYS_ADMIN",
-                   "CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_AUDIT_WRITE"]
+PRIVILEGED_CAPS = [
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_KILL",
+    "CAP_NET_ADMIN",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_AUDIT_WRITE",
+]
 PROCESS = {
     "user": {"uid": 0, "gid": 0},
     "args": ["/pause"],
@@ -31,8 +40,13 @@ PROCESS = {
     "noNewPrivileges": False,
     "oomScoreAdj": -998,
 }
-SPEC = {"ociVersion": "1.2.1", "process": PROCESS, "root": {"path": "rootfs"},
-        "mounts": [{"destination": "/proc", "type": "proc", "source": "proc"}], "linux": {"namespaces": []}}
+SPEC = {
+    "ociVersion": "1.2.1",
+    "process": PROCESS,
+    "root": {"path": "rootfs"},
+    "mounts": [{"destination": "/proc", "type": "proc", "source": "proc"}],
+    "linux": {"namespaces": []},
+}
 WITHOUT = [cap for cap in PRIVILEGED_CAPS if cap != "CAP_SYS_RESOURCE"]
 # /proc/self/status's CapBnd: this sandboxed host's (bit 24 clear) and a full one.
 LACKING, FULL = "000001fffeffffff", "000001ffffffffff"
@@ -59,8 +73,7 @@ class Host:
         self.runc = tmp / "sbin" / "runc"
         self.calls = tmp / "calls.json"
         self.runc.parent.mkdir()
-        self.runc.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                             f"json.dump(sys.argv, open({str(self.calls)!r}, 'w'))\n")
+        self.runc.write_text(f"#!{sys.executable}\nimport json, sys\njson.dump(sys.argv, open({str(self.calls)!r}, 'w'))\n")
         self.runc.chmod(0o755)
         self.status = tmp / "status"
         self.oom = tmp / "oom_score_adj"
@@ -75,8 +88,13 @@ class Host:
     def wrapper(self, *args: str) -> subprocess.CompletedProcess:
         self.calls.unlink(missing_ok=True)
         probes = dict(runcs=self.runcs, status=str(self.status), oom=str(self.oom), argv0=self.argv0)
-        return subprocess.run([sys.executable, "-I", "-c", DRIVER, str(WRAPPER), json.dumps(probes), *args],
-                              capture_output=True, text=True, cwd=self.tmp, timeout=30)
+        return subprocess.run(
+            [sys.executable, "-I", "-c", DRIVER, str(WRAPPER), json.dumps(probes), *args],
+            capture_output=True,
+            text=True,
+            cwd=self.tmp,
+            timeout=30,
+        )
 
     def runc_argv(self) -> list:
         """What the real runc was called with (argv[0] the real runc), or None if it was not called."""
@@ -112,27 +130,25 @@ def ran(host: Host, done: subprocess.CompletedProcess, args: tuple) -> None:
 @pytest.mark.parametrize("command", ["create", "run"])
 def test_create_and_run_edit_the_bundles_process(host, command, form):
     folder = bundle(host.tmp)
-    where = {"--bundle X": ["--bundle", str(folder)], "-b X": ["-b", str(folder)],
-             "--bundle=X": [f"--bundle={folder}"], "cwd": []}[form]
+    where = {"--bundle X": ["--bundle", str(folder)], "-b X": ["-b", str(folder)], "--bundle=X": [f"--bundle={folder}"], "cwd": []}[form]
     if form == "cwd":
         host.tmp = folder  # no --bundle: runc's bundle is the current folder
-    args = ("--root", "/run/containerd/runc/k8s.io", "--log", "/run/log.json", command, *where, "--pid-file",
-            "/run/pid", "sandbox-id")
+    args = ("--root", "/run/containerd/runc/k8s.io", "--log", "/run/log.json", command, *where, "--pid-file", "/run/pid", "sandbox-id")
     ran(host, host.wrapper(*args), args)
     spec = json.loads((folder / "config.json").read_text())
     for name, caps in spec["process"]["capabilities"].items():
         assert caps == WITHOUT, f"{name}: {caps}"
     assert spec["process"]["oomScoreAdj"] == 0, "an oomScoreAdj below the wrapper's own was not raised"
     assert {k: v for k, v in spec.items() if k != "process"} == {k: v for k, v in SPEC.items() if k != "process"}
-    assert {k: v for k, v in spec["process"].items() if k not in ("capabilities", "oomScoreAdj")} == \
-           {k: v for k, v in PROCESS.items() if k not in ("capabilities", "oomScoreAdj")}
+    assert {k: v for k, v in spec["process"].items() if k not in ("capabilities", "oomScoreAdj")} == {
+        k: v for k, v in PROCESS.items() if k not in ("capabilities", "oomScoreAdj")
+    }
 
 
 @pytest.mark.parametrize("form", ["--process X", "-p X", "--process=X"])
 def test_exec_edits_the_process_file(host, form):
     path = process_file(host.tmp)
-    where = {"--process X": ["--process", str(path)], "-p X": ["-p", str(path)],
-             "--process=X": [f"--process={path}"]}[form]
+    where = {"--process X": ["--process", str(path)], "-p X": ["-p", str(path)], "--process=X": [f"--process={path}"]}[form]
     args = ("--root", "/run/containerd/runc/k8s.io", "exec", "--detach", *where, "--pid-file", "/run/pid", "ctr-id")
     ran(host, host.wrapper(*args), args)
     process = json.loads(path.read_text())
@@ -160,8 +176,9 @@ def test_with_cap_sys_resource_nothing_changes(host, command):
     assert ((folder / "config.json").read_text(), path.read_text()) == before
 
 
-@pytest.mark.parametrize("adj, own, want", [(None, -500, None), (-998, -500, -500), (-100, -500, -100),
-                                            (-500, -500, -500), (500, 0, 500), (-998, 0, 0)])
+@pytest.mark.parametrize(
+    "adj, own, want", [(None, -500, None), (-998, -500, -500), (-100, -500, -100), (-500, -500, -500), (500, 0, 500), (-998, 0, 0)]
+)
 def test_oom_score_adj_below_its_own_is_raised(host, adj, own, want):
     process = copy.deepcopy(PROCESS)
     if adj is None:
@@ -235,9 +252,19 @@ def test_runs_as_a_script_with_the_standard_library_only():
     """Its shebang (/usr/bin/python3 -IS: no site-packages) and the imports it makes before exec."""
     assert WRAPPER.read_text().startswith("#!/usr/bin/python3 -IS\n")
     assert os.access(WRAPPER, os.X_OK), "runc_wrapper.py is not executable"
-    done = subprocess.run([sys.executable, "-I", "-S", "-c",
-                           "import sys, importlib.util as u; s = u.spec_from_file_location('w', sys.argv[1]); "
-                           "m = u.module_from_spec(s); s.loader.exec_module(m); print('json' in sys.modules)",
-                           str(WRAPPER)], capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            "import sys, importlib.util as u; s = u.spec_from_file_location('w', sys.argv[1]); "
+            "m = u.module_from_spec(s); s.loader.exec_module(m); print('json' in sys.modules)",
+            str(WRAPPER),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False", "the wrapper imports json before it knows it has to edit a spec"

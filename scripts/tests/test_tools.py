@@ -34,9 +34,15 @@ OS, ARCH = tools.ll_os(), tools.ll_arch()
 def env(tmp_path):
     """The environment of a new clone: no tool on PATH, an empty cache; no download site (a closed port)."""
     (tmp_path / "user-bin").mkdir()
-    return {"PATH": str(tmp_path / "user-bin"), "LL_CACHE": str(tmp_path / "cache"), "LL_LOGS": str(tmp_path / "logs"),
-            "LL_TOOLS": str(tmp_path / "clone" / ".tools"), "LIVENESS_LAB_DOWNLOAD_MIRROR": "http://127.0.0.1:9",
-            "LL_TOOL_DOWNLOADS": "auto", "HOME": str(tmp_path)}
+    return {
+        "PATH": str(tmp_path / "user-bin"),
+        "LL_CACHE": str(tmp_path / "cache"),
+        "LL_LOGS": str(tmp_path / "logs"),
+        "LL_TOOLS": str(tmp_path / "clone" / ".tools"),
+        "LIVENESS_LAB_DOWNLOAD_MIRROR": "http://127.0.0.1:9",
+        "LL_TOOL_DOWNLOADS": "auto",
+        "HOME": str(tmp_path),
+    }
 
 
 def tools_py(env: dict, *args: str) -> subprocess.CompletedProcess:
@@ -65,8 +71,10 @@ def test_helm_on_path_3_17_or_newer_or_helm_4(version, ok):
     assert tools.compatible(tools.Env({}), "helm", version) is ok
 
 
-@pytest.mark.parametrize("version, ok", [("v1.36.3", True), ("v1.37.0", True), ("v1.38.0", True), ("v1.35.9", False),
-                                         ("v1.39.0", False), ("garbage", False), ("", False)])
+@pytest.mark.parametrize(
+    "version, ok",
+    [("v1.36.3", True), ("v1.37.0", True), ("v1.38.0", True), ("v1.35.9", False), ("v1.39.0", False), ("garbage", False), ("", False)],
+)
 def test_kubectl_on_path_within_one_minor_of_the_clusters_kubernetes(version, ok):
     assert KUBE.startswith("v1.37.")  # the cases above are written for it
     assert tools.compatible(tools.Env({}), "kubectl", version) is ok
@@ -81,8 +89,13 @@ def test_the_chart_suites_tools_the_pinned_version_only(name):
 
 
 def test_versions_as_each_tool_prints_them(tmp_path):
-    says = {"kind": "kind v0.33.0 go1.24 linux/amd64", "helm": "v3.22.0", "kubectl": "Client Version: v1.37.0",
-            "helm-docs": "helm-docs version 1.14.2", "ct": "Version: v3.14.0"}
+    says = {
+        "kind": "kind v0.33.0 go1.24 linux/amd64",
+        "helm": "v3.22.0",
+        "kubectl": "Client Version: v1.37.0",
+        "helm-docs": "helm-docs version 1.14.2",
+        "ct": "Version: v3.14.0",
+    }
     want = {"kind": "v0.33.0", "helm": "v3.22.0", "kubectl": "v1.37.0", "helm-docs": "1.14.2", "ct": "v3.14.0"}
     for name, output in says.items():
         assert tools.tool_version(name, str(fake_tool(tmp_path / name, output))) == want[name]
@@ -250,8 +263,11 @@ def test_helm_unittest_downloaded_as_a_helm_plugin_from_a_checksum_file_of_every
     url = tools.tool_url(e, "helm-unittest")
     publish(release.root, url, archive)
     other = url.rsplit("/", 1)[-1].replace(ARCH, "s390x")
-    publish(release.root, tools.tool_sum_url(e, "helm-unittest"),
-            f"{'0' * 64} *_dist/{other}\n{sha256(archive)} *_dist/{url.rsplit('/', 1)[-1]}\n".encode())
+    publish(
+        release.root,
+        tools.tool_sum_url(e, "helm-unittest"),
+        f"{'0' * 64} *_dist/{other}\n{sha256(archive)} *_dist/{url.rsplit('/', 1)[-1]}\n".encode(),
+    )
     run = tools_py(downloading(env, release), "ensure", "helm-unittest")
     assert run.returncode == 0, run.stderr
     folder = Path(env["LL_CACHE"]) / f"helm-unittest-{UNITTEST}"
@@ -276,8 +292,10 @@ def test_ct_with_its_etc_and_helm_docs_from_a_checksums_txt(env, release):
     e = tools.Env({})
     docs_version, ct_version = e.pinned("helm-docs"), e.pinned("ct")
     sums = {}
-    for name, files in {"helm-docs": {"helm-docs": (script(f"helm-docs version {docs_version}"), 0o755)},
-                        "ct": {"ct": (script(f"Version: {ct_version}"), 0o755), "etc/chart_schema.yaml": (b"name: str()\n", 0o644)}}.items():
+    for name, files in {
+        "helm-docs": {"helm-docs": (script(f"helm-docs version {docs_version}"), 0o755)},
+        "ct": {"ct": (script(f"Version: {ct_version}"), 0o755), "etc/chart_schema.yaml": (b"name: str()\n", 0o644)},
+    }.items():
         archive = tarball(files)
         url = tools.tool_url(e, name)
         publish(release.root, url, archive)
@@ -312,8 +330,10 @@ def test_print_tool_the_bare_name_only_when_the_users_path_finds_the_same_binary
 def test_mirrored_urls():
     url = "https://get.helm.sh/helm-v3.22.0-linux-amd64.tar.gz"
     assert tools.mirrored(tools.Env({}), url) == url
-    assert tools.mirrored(tools.Env({"LIVENESS_LAB_DOWNLOAD_MIRROR": "http://127.0.0.1:8/m/"}), url) == \
-        "http://127.0.0.1:8/m/get.helm.sh/helm-v3.22.0-linux-amd64.tar.gz"
+    assert (
+        tools.mirrored(tools.Env({"LIVENESS_LAB_DOWNLOAD_MIRROR": "http://127.0.0.1:8/m/"}), url)
+        == "http://127.0.0.1:8/m/get.helm.sh/helm-v3.22.0-linux-amd64.tar.gz"
+    )
 
 
 @pytest.mark.parametrize("args", [[], ["ensure"], ["ensure", "kubeadm"], ["fetch", "kind"]])

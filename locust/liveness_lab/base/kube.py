@@ -14,7 +14,7 @@ Everything past ``Kube.pods()``/``Kube.events()`` works on the API's own JSON (c
 
 import logging
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from . import coordinates
 from .probes import container_liveness, container_ports
@@ -100,9 +100,7 @@ class Kube:
         """GET a kubelet endpoint through the API server (nodes/proxy: the recorder's CPU check only)."""
         api = self._connect()
         try:
-            resp = api.connect_get_node_proxy_with_path(
-                node, path, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S * 3
-            )
+            resp = api.connect_get_node_proxy_with_path(node, path, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S * 3)
         except Exception as e:
             raise KubeUnavailable(f"node proxy {node}/{path} failed: {_short(e)}") from e
         return resp.data
@@ -121,7 +119,7 @@ def parse_time(value) -> float | None:
         return None
     if isinstance(value, (int, float)):
         return float(value)
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(timezone.utc).timestamp()
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).astimezone(UTC).timestamp()
 
 
 def pod_record(pod: dict) -> dict:

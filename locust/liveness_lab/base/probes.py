@@ -30,8 +30,10 @@ def describe(settings: dict | None, ports: dict | None = None) -> str:
     if isinstance(port, str) and ports and port in ports:
         port = f"{port} ({ports[port]})"
     where = " ".join(str(x) for x in (port, settings.get("path")) if x is not None)
-    return (f"{settings['type']} {where}".rstrip() + f", every {settings['periodSeconds']} s, "
-            f"timeout {settings['timeoutSeconds']} s, {settings['failureThreshold']} failures")
+    return (
+        f"{settings['type']} {where}".rstrip() + f", every {settings['periodSeconds']} s, "
+        f"timeout {settings['timeoutSeconds']} s, {settings['failureThreshold']} failures"
+    )
 
 
 def _service_container(pod: dict) -> dict | None:

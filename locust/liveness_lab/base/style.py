@@ -21,9 +21,33 @@ KILL_PATH = "path://M2,0L5,3L8,0L10,2L7,5L10,8L8,10L5,7L2,10L0,8L3,5L0,2Z"
 # Probe events, as vertical lines on a variant's chart. `dash` is a matplotlib linestyle and an echarts
 # lineStyle.type alike; `symbol` is matplotlib's marker and, in `echarts`, echarts' symbol for it.
 MARKERS = {
-    "failure": {"label": "liveness failure", "colour": "#000000", "dash": "dotted", "width": 1.0, "symbol": "v", "echarts": "triangle", "rotate": 180},
-    "kill": {"label": "liveness kill", "colour": "#000000", "dash": "dashed", "width": 1.6, "symbol": "X", "echarts": KILL_PATH, "rotate": 0},
-    "restart": {"label": "container restart", "colour": "#000000", "dash": "solid", "width": 2.0, "symbol": "o", "echarts": "circle", "rotate": 0},
+    "failure": {
+        "label": "liveness failure",
+        "colour": "#000000",
+        "dash": "dotted",
+        "width": 1.0,
+        "symbol": "v",
+        "echarts": "triangle",
+        "rotate": 180,
+    },
+    "kill": {
+        "label": "liveness kill",
+        "colour": "#000000",
+        "dash": "dashed",
+        "width": 1.6,
+        "symbol": "X",
+        "echarts": KILL_PATH,
+        "rotate": 0,
+    },
+    "restart": {
+        "label": "container restart",
+        "colour": "#000000",
+        "dash": "solid",
+        "width": 2.0,
+        "symbol": "o",
+        "echarts": "circle",
+        "rotate": 0,
+    },
 }
 
 

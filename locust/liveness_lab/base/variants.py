@@ -44,6 +44,8 @@ def fullname(release: str) -> str:
     its nameOverride and fullnameOverride): the release's name when it contains the chart's, else
     `<release>-liveness-lab` (release bob: bob-liveness-lab-blocking-...)."""
     return release if CHART in release else f"{release}-{CHART}"
+
+
 SERVICE_PORT = 8080
 # Every pod of the chart carries this label; the variant is in app.kubernetes.io/component.
 POD_SELECTOR = "app.kubernetes.io/name=liveness-lab"

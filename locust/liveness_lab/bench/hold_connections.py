@@ -19,8 +19,7 @@ async def one(port: int) -> asyncio.StreamWriter:
     writer.write(REQUEST)
     await writer.drain()
     head = await reader.readuntil(b"\r\n\r\n")
-    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length:")), None)
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), None)
     if length is None:
         raise RuntimeError(f"no Content-Length in {head[:200]!r}")
     await reader.readexactly(length)

@@ -31,14 +31,13 @@ import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from liveness_lab.base import ROOT
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import SetupError
-
 
 DEFAULT_SCENARIOS = "1000:100,1000:1000,1000:5000,1000:10000,100:1000"
 QUICK_SCENARIOS = "1000:100,100:100"
@@ -133,8 +132,7 @@ class Target:
         return self.mode + (f" ({self.build})" if self.build else "")
 
 
-def targets(modes: list[str], known: list[str], jar: Path, baseline: tuple[str, Path] | None,
-            floor: str = "") -> list[Target]:
+def targets(modes: list[str], known: list[str], jar: Path, baseline: tuple[str, Path] | None, floor: str = "") -> list[Target]:
     """Every mode of this build, the floor (its classpath, when given), then the baseline's reactive mode."""
     found = [Target(m, PORT_BASE + known.index(m), jar) for m in modes]
     if floor:
@@ -219,7 +217,7 @@ class Socket(NamedTuple):
 def _ip(hex_address: str) -> str:
     """An address of /proc/net/tcp[6] (32-bit words in host order, little-endian here), IPv4-mapped IPv6
     addresses as IPv4."""
-    raw = b"".join(bytes.fromhex(hex_address[i:i + 8])[::-1] for i in range(0, len(hex_address), 8))
+    raw = b"".join(bytes.fromhex(hex_address[i : i + 8])[::-1] for i in range(0, len(hex_address), 8))
     address = ipaddress.ip_address(raw)
     return str(getattr(address, "ipv4_mapped", None) or address)
 
@@ -267,7 +265,7 @@ def listen_overflows(text: str | None = None) -> int:
     the accept path, not Little's law."""
     text = Path("/proc/net/netstat").read_text() if text is None else text
     rows = [line.split() for line in text.splitlines() if line.startswith("TcpExt:")]
-    return int(dict(zip(rows[0], rows[1]))["ListenOverflows"])
+    return int(dict(zip(rows[0], rows[1], strict=False))["ListenOverflows"])
 
 
 def half_open(sockets: list[Socket], ports) -> int:
@@ -325,8 +323,9 @@ def memory_figures(native_memory: str, heap_info: str, rss_kib: int) -> dict:
     """Native Memory Tracking's committed KiB per category, every generation's "used" (one line for G1;
     young and tenured for the serial collector, which the JVM picks on one CPU), not Metaspace's, and RSS."""
     found = {m.group(1): int(m.group(2)) for m in map(NMT_LINE.match, native_memory.splitlines()) if m}
-    found["heap used"] = sum(int(m.group(1)) for line in heap_info.splitlines()
-                             if not re.search("Metaspace|class space", line) and (m := USED.search(line)))
+    found["heap used"] = sum(
+        int(m.group(1)) for line in heap_info.splitlines() if not re.search("Metaspace|class space", line) and (m := USED.search(line))
+    )
     found["RSS"] = rss_kib
     return found
 
@@ -352,7 +351,10 @@ def floor_line(service_args: list[str]) -> str:
     layer = next((a.split("=", 1)[1] for a in service_args if a.startswith("--floor.layer=")), "netty")
     if layer == "netty":
         return "floor: reactive's /api/work on bare Reactor Netty, no Spring (FloorServer, the service's test classes)"
-    return f"floor: reactive's /api/work on Reactor Netty with Spring's {layer} layer (FloorServer --floor.layer={layer}, the service's test classes)"
+    return (
+        f"floor: reactive's /api/work on Reactor Netty with Spring's {layer} layer (FloorServer --floor.layer={layer}, the "
+        "service's test classes)"
+    )
 
 
 def vegeta_cpu_ms(usage: resource.struct_rusage) -> int:
@@ -421,16 +423,21 @@ class Bench:
 
     def check_host(self) -> None:
         if platform.system() != "Linux":
-            raise SetupError("scripts/bench.sh runs on Linux only (it pins processes to CPUs with taskset)",
-                             "run it in a Linux VM or on a Linux machine; scripts/cluster-up.sh and scripts/demo.sh run here")
+            raise SetupError(
+                "scripts/bench.sh runs on Linux only (it pins processes to CPUs with taskset)",
+                "run it in a Linux VM or on a Linux machine; scripts/cluster-up.sh and scripts/demo.sh run here",
+            )
         if not shutil.which("taskset"):
             raise SetupError("taskset is not installed", "apt-get install util-linux")
         java_home = self.environ.get("JAVA_HOME")
         if not java_home or not Path(java_home, "bin", "jcmd").is_file():
-            raise SetupError(f"no JDK at JAVA_HOME='{java_home or ''}'", "run scripts/bench.sh (it finds a JDK >= 21), or set JAVA_HOME to one")
+            raise SetupError(
+                f"no JDK at JAVA_HOME='{java_home or ''}'", "run scripts/bench.sh (it finds a JDK >= 21), or set JAVA_HOME to one"
+            )
         self.java_home = Path(java_home)
-        self.vegeta = Path(self.environ.get("LIVENESS_LAB_VEGETA")
-                           or self.cache / f"vegeta-{self.versions.get('VEGETA_VERSION', '')}" / "bin" / "vegeta")
+        self.vegeta = Path(
+            self.environ.get("LIVENESS_LAB_VEGETA") or self.cache / f"vegeta-{self.versions.get('VEGETA_VERSION', '')}" / "bin" / "vegeta"
+        )
         if not os.access(self.vegeta, os.X_OK):
             raise SetupError(f"vegeta is not built ({self.vegeta})", "run scripts/bench.sh, which builds it")
         # One CPU for the services, the other for the load generator (on one CPU they share it).
@@ -471,10 +478,21 @@ class Bench:
         the test scope's dependencies, from Maven (their versions: service/pom.xml's Spring Boot parent)."""
         service = ROOT / "service"
         cp_file = service / "target" / "floor.classpath"
-        self.step("bench-floor", [str(service / "mvnw"), "-f", str(service / "pom.xml"), "-B", "-q", "test-compile",
-                                  "dependency:build-classpath", "-Dmdep.includeScope=test", f"-Dmdep.outputFile={cp_file}"])
-        return os.pathsep.join([str(service / "target" / "test-classes"), str(service / "target" / "classes"),
-                                cp_file.read_text().strip()])
+        self.step(
+            "bench-floor",
+            [
+                str(service / "mvnw"),
+                "-f",
+                str(service / "pom.xml"),
+                "-B",
+                "-q",
+                "test-compile",
+                "dependency:build-classpath",
+                "-Dmdep.includeScope=test",
+                f"-Dmdep.outputFile={cp_file}",
+            ],
+        )
+        return os.pathsep.join([str(service / "target" / "test-classes"), str(service / "target" / "classes"), cp_file.read_text().strip()])
 
     def ensure_baseline_jar(self, ref: str) -> tuple[str, Path]:
         """The service as built at git revision REF (built once, cached by commit): (short commit, jar)."""
@@ -515,16 +533,31 @@ class Bench:
 
     def jvm_flags(self) -> list[str]:
         """Every service JVM's flags: one CPU, the heap, the event loops, then --service-args' JVM flags."""
-        return ["-XX:ActiveProcessorCount=1", f"-Xms{HEAP}", f"-Xmx{HEAP}", f"-Xmn{YOUNG}", f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
-                *(a for a in self.opts.service_args if a.startswith(JVM_FLAG))]
+        return [
+            "-XX:ActiveProcessorCount=1",
+            f"-Xms{HEAP}",
+            f"-Xmx{HEAP}",
+            f"-Xmn{YOUNG}",
+            f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
+            *(a for a in self.opts.service_args if a.startswith(JVM_FLAG)),
+        ]
 
     def start(self, t: Target) -> None:
         """T's JVM on the services' CPU; --service-args split into JVM flags (-XX:, -D, -X) and Spring's."""
         spring = [a for a in self.opts.service_args if not a.startswith(JVM_FLAG)]
-        argv = ["taskset", "-c", str(self.service_cpu), str(self.java_home / "bin" / "java"), *self.jvm_flags(),
-                "-XX:NativeMemoryTracking=summary",
-                *(["-cp", t.classpath, FLOOR_MAIN] if t.classpath else ["-jar", str(t.jar)]), f"--server.port={t.port}",
-                f"--demo.mode={t.mode}", "--logging.level.root=WARN", *spring]
+        argv = [
+            "taskset",
+            "-c",
+            str(self.service_cpu),
+            str(self.java_home / "bin" / "java"),
+            *self.jvm_flags(),
+            "-XX:NativeMemoryTracking=summary",
+            *(["-cp", t.classpath, FLOOR_MAIN] if t.classpath else ["-jar", str(t.jar)]),
+            f"--server.port={t.port}",
+            f"--demo.mode={t.mode}",
+            "--logging.level.root=WARN",
+            *spring,
+        ]
         with open(self.logs / f"service-{t.name}.log", "w") as log:
             proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.procs.append(proc)
@@ -566,19 +599,37 @@ class Bench:
         sockets = tcp_sockets()
         address, used = client_address(sockets)
         self.last_address = address
-        LOG.info("client source address %s (%s sockets on it; %s sockets in TIME_WAIT on the others)", address, used,
-                 sum(1 for sock in sockets if sock.state == TIME_WAIT and sock.local_ip != address))
+        LOG.info(
+            "client source address %s (%s sockets on it; %s sockets in TIME_WAIT on the others)",
+            address,
+            used,
+            sum(1 for sock in sockets if sock.state == TIME_WAIT and sock.local_ip != address),
+        )
         with open(raw, "wb") as out, open(err, "a" if append else "w") as log:
-            proc = subprocess.Popen(self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", f"-laddr={address}", *flags),
-                                    stdout=out, stderr=log, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                self.on_loadgen(self.vegeta, "attack", f"-targets={targets_file}", f"-laddr={address}", *flags),
+                stdout=out,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+            )
         self.procs.append(proc)  # stopped with the JVMs when the bench is interrupted
         return proc
 
     def openloop(self, url: str, report: Path, err: Path, rate: int, duration: int, timeout: int, connections: int) -> subprocess.Popen:
         """OpenLoopClient (OPENLOOP_MAIN) on the load generator's CPU, its JSON report (vegeta's shape) to
         REPORT. It connects without binding first, so the ports of closed connections cost it nothing."""
-        argv = self.on_loadgen(self.java_home / "bin" / "java", *OPENLOOP_JVM, "-cp", self.test_classpath, OPENLOOP_MAIN, f"--url={url}",
-                               f"--rate={rate}", f"--duration-s={duration}", f"--timeout-ms={timeout}", f"--max-connections={connections}")
+        argv = self.on_loadgen(
+            self.java_home / "bin" / "java",
+            *OPENLOOP_JVM,
+            "-cp",
+            self.test_classpath,
+            OPENLOOP_MAIN,
+            f"--url={url}",
+            f"--rate={rate}",
+            f"--duration-s={duration}",
+            f"--timeout-ms={timeout}",
+            f"--max-connections={connections}",
+        )
         with open(report, "w") as out, open(err, "w") as log:
             proc = subprocess.Popen(argv, stdout=out, stderr=log, stdin=subprocess.DEVNULL)
         self.procs.append(proc)
@@ -627,8 +678,10 @@ class Bench:
         during the run (the write path under load was not compiled yet); after these two phases, 0.9 s."""
         targets_file = self.write_targets(f"{t.name}-warmup", f"http://127.0.0.1:{t.port}/api/work?latencyMs=1")
         raw, err = self.out / f"raw-{t.name}-warmup.bin", self.logs / f"vegeta-{t.name}-warmup.log"
-        phases = [(self.warmup_s, [f"-workers={WARMUP_WORKERS}", f"-max-workers={WARMUP_WORKERS}"]),
-                  (self.warmup_s // 2, ["-workers=32", "-max-workers=32", "-keepalive=false"])]
+        phases = [
+            (self.warmup_s, [f"-workers={WARMUP_WORKERS}", f"-max-workers={WARMUP_WORKERS}"]),
+            (self.warmup_s // 2, ["-workers=32", "-max-workers=32", "-keepalive=false"]),
+        ]
         texts, left = [], sum(seconds for seconds, _ in phases) + 5
         for i, (seconds, flags) in enumerate(phases):
             proc = self.attack(targets_file, raw, err, "-rate=0", *flags, f"-duration={seconds}s", "-timeout=5s", append=i > 0)
@@ -645,8 +698,9 @@ class Bench:
         a few % of CPU, on for every run alike), the heap in use, and RSS."""
         self.jcmd(pid, "GC.run", check=True)
         time.sleep(1)
-        return memory_figures(self.jcmd(pid, "VM.native_memory", "summary", "scale=KB"), self.jcmd(pid, "GC.heap_info"),
-                              status_field(pid, "VmRSS"))
+        return memory_figures(
+            self.jcmd(pid, "VM.native_memory", "summary", "scale=KB"), self.jcmd(pid, "GC.heap_info"), status_field(pid, "VmRSS")
+        )
 
     def idle_memory(self, t: Target) -> dict:
         """What holding --idle-connections idle keep-alive connections costs T's JVM: the snapshots before
@@ -655,8 +709,12 @@ class Bench:
         before = self.snapshot(pid)
         log = self.logs / f"hold-{t.name}.log"
         with open(log, "w") as f:
-            holder = subprocess.Popen(self.on_loadgen(sys.executable, Path(__file__).with_name("hold_connections.py"), t.port, n),
-                                      stdin=subprocess.PIPE, stdout=f, stderr=subprocess.STDOUT)
+            holder = subprocess.Popen(
+                self.on_loadgen(sys.executable, Path(__file__).with_name("hold_connections.py"), t.port, n),
+                stdin=subprocess.PIPE,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+            )
         self.procs.append(holder)
         opened = None
         deadline = time.time() + 300
@@ -671,8 +729,15 @@ class Bench:
         holder.stdin.close()
         holder.wait()
         opened = opened or "open 0"
-        return {"mode": t.mode, "build": t.build, "asked": n, "opened": int(opened.split()[1]), "open_line": opened,
-                "before": before, "during": during}
+        return {
+            "mode": t.mode,
+            "build": t.build,
+            "asked": n,
+            "opened": int(opened.split()[1]),
+            "open_line": opened,
+            "before": before,
+            "during": during,
+        }
 
     def profile(self, name: str) -> tuple[int, dict | None, list[float]]:
         """What the JFR recording profile-NAME.jfr says, next to it: the hottest methods (CPU samples every
@@ -710,8 +775,13 @@ class Bench:
             time.sleep(0.5)
         waited = time.monotonic() - started
         if waited >= 0.5:
-            LOG.info("waited %.0f s more for the listeners to settle: %s accept queue overflows counted since the run, %s handshakes still half-open",
-                     waited, f"{last - first:,}", f"{half_open(tcp_sockets(), ports):,}")
+            LOG.info(
+                "waited %.0f s more for the listeners to settle: %s accept queue overflows counted since the run, %s handshakes "
+                "still half-open",
+                waited,
+                f"{last - first:,}",
+                f"{half_open(tcp_sockets(), ports):,}",
+            )
 
     def run_one(self, t: Target, s: Scenario) -> dict:
         """One open-loop run of S against T, its figures."""
@@ -733,18 +803,36 @@ class Bench:
         url = f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}"
         if self.opts.client == "openloop":
             report_file = self.out / f"report-{name}.json"
-            attack = self.openloop(url, report_file, self.logs / f"client-{name}.log", rate=s.rate, duration=self.opts.duration,
-                                   timeout=timeout, connections=inflight)
+            attack = self.openloop(
+                url,
+                report_file,
+                self.logs / f"client-{name}.log",
+                rate=s.rate,
+                duration=self.opts.duration,
+                timeout=timeout,
+                connections=inflight,
+            )
         else:
-            attack = self.attack(targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={s.rate}/s", f"-duration={self.opts.duration}s",
-                                 f"-timeout={timeout}ms", f"-max-workers={inflight}", f"-max-connections={inflight}")
+            attack = self.attack(
+                targets_file,
+                raw,
+                self.logs / f"vegeta-{name}.log",
+                f"-rate={s.rate}/s",
+                f"-duration={self.opts.duration}s",
+                f"-timeout={timeout}ms",
+                f"-max-workers={inflight}",
+                f"-max-connections={inflight}",
+            )
         sample_at = max(self.opts.duration * 3 // 4, 1)
         load = {}
 
         def sample(elapsed):  # memory, threads and connections under load, 3/4 into the run
             if not load and elapsed >= sample_at:
-                load.update(rss=status_field(pid, "VmRSS"), threads=status_field(pid, "Threads"),
-                            conns=sum(1 for sock in tcp_sockets() if sock.local_port == t.port and sock.state == ESTABLISHED))
+                load.update(
+                    rss=status_field(pid, "VmRSS"),
+                    threads=status_field(pid, "Threads"),
+                    conns=sum(1 for sock in tcp_sockets() if sock.local_port == t.port and sock.state == ESTABLISHED),
+                )
 
         # wait4: the client's own CPU time (taskset execs it: same process), is the load generator the limit?
         started = time.time()
@@ -768,22 +856,50 @@ class Bench:
         if self.opts.client == "openloop":
             text = report_file.read_text()
             if attack.returncode or not text.strip():
-                raise SetupError(f"the open-loop client failed ({attack.returncode}) against {t.label}", f"see {self.logs / f'client-{name}.log'}")
+                raise SetupError(
+                    f"the open-loop client failed ({attack.returncode}) against {t.label}", f"see {self.logs / f'client-{name}.log'}"
+                )
             vegeta = json.loads(text)
-            LOG.info("client: %s requests, %.1f%% answered, %s connections opened, sent late by %.0f ms at p99 (max %.0f ms)",
-                     vegeta["requests"], 100 * vegeta["success"], vegeta["connections_opened"], vegeta["send_lag_99th"] / 1e6,
-                     vegeta["send_lag_max"] / 1e6)
+            LOG.info(
+                "client: %s requests, %.1f%% answered, %s connections opened, sent late by %.0f ms at p99 (max %.0f ms)",
+                vegeta["requests"],
+                100 * vegeta["success"],
+                vegeta["connections_opened"],
+                vegeta["send_lag_99th"] / 1e6,
+                vegeta["send_lag_max"] / 1e6,
+            )
         else:
             vegeta = json.loads(self.report(raw))
             raw.unlink()
         (self.out / f"report-{name}.json").write_text(json.dumps(vegeta) + "\n")
-        return {"mode": t.mode, "build": t.build, "latency_ms": s.latency_ms, "concurrency": s.concurrency, "offered_rps": s.rate,
-                "duration_s": self.opts.duration, "idle_rss_kib": idle_rss, "load_rss_kib": load["rss"], "idle_threads": idle_threads,
-                "load_threads": load["threads"], "connections": load["conns"], "event_loops": EVENT_LOOPS, "cpu_ms": cpu,
-                "others_cpu_ms": all_cpu - cpu, "wall_ms": wall, "max_in_flight": inflight, "time_wait_at_start": tw,
-                "client": self.opts.client, "client_address": self.last_address if self.opts.client == "vegeta" else "127.0.0.1",
-                "loadgen_cpu_ms": vegeta_cpu_ms(usage), "listen_overflows": overflows, "sleeps_completed": sleeps,
-                "profile": f"profile-{name}.txt", "cpu_shares": shares, "gc_pauses_ms": pauses, "vegeta": vegeta}
+        return {
+            "mode": t.mode,
+            "build": t.build,
+            "latency_ms": s.latency_ms,
+            "concurrency": s.concurrency,
+            "offered_rps": s.rate,
+            "duration_s": self.opts.duration,
+            "idle_rss_kib": idle_rss,
+            "load_rss_kib": load["rss"],
+            "idle_threads": idle_threads,
+            "load_threads": load["threads"],
+            "connections": load["conns"],
+            "event_loops": EVENT_LOOPS,
+            "cpu_ms": cpu,
+            "others_cpu_ms": all_cpu - cpu,
+            "wall_ms": wall,
+            "max_in_flight": inflight,
+            "time_wait_at_start": tw,
+            "client": self.opts.client,
+            "client_address": self.last_address if self.opts.client == "vegeta" else "127.0.0.1",
+            "loadgen_cpu_ms": vegeta_cpu_ms(usage),
+            "listen_overflows": overflows,
+            "sleeps_completed": sleeps,
+            "profile": f"profile-{name}.txt",
+            "cpu_shares": shares,
+            "gc_pauses_ms": pauses,
+            "vegeta": vegeta,
+        }
 
     def soak_phase(self, t: Target, rate: int, minutes: int) -> dict:
         """T offered RATE req/s of 1 s for MINUTES (open loop), its memory sampled every minute into
@@ -792,7 +908,9 @@ class Bench:
         pid, name = self.pids[t.name], f"{t.name}-soak-{rate}"
         targets_file = self.write_targets(name, f"http://127.0.0.1:{t.port}/api/work?latencyMs=1000")
         raw = self.out / f"raw-{name}.bin"
-        attack = self.attack(targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={rate}/s", f"-duration={minutes}m", "-timeout=10s")
+        attack = self.attack(
+            targets_file, raw, self.logs / f"vegeta-{name}.log", f"-rate={rate}/s", f"-duration={minutes}m", "-timeout=10s"
+        )
         started, next_sample = time.time(), 0.0
 
         def sample(elapsed):
@@ -816,21 +934,31 @@ class Bench:
 
     def machine(self, targets: list[Target], baseline: tuple[str, Path] | None) -> str:
         mem_kib = status_field_meminfo("MemTotal")
-        os_name = next((line.split("=", 1)[1].strip().strip('"') for line in Path("/etc/os-release").read_text().splitlines()
-                        if line.startswith("PRETTY_NAME=")), platform.platform())
+        os_name = next(
+            (
+                line.split("=", 1)[1].strip().strip('"')
+                for line in Path("/etc/os-release").read_text().splitlines()
+                if line.startswith("PRETTY_NAME=")
+            ),
+            platform.platform(),
+        )
         java = subprocess.run([str(self.java_home / "bin" / "java"), "-version"], capture_output=True, text=True).stderr.splitlines()[:1]
-        lines = [f"machine: {os.cpu_count()} CPUs, {mem_kib / 1048576:.0f} GiB, {os_name}",
-                 f"date: {datetime.now(timezone.utc):%Y-%m-%dT%H:%MZ}",
-                 f"java: {java[0] if java else '?'}",
-                 f"client: {self.opts.client}; vegeta: {self.versions.get('VEGETA_VERSION')}; service: {self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}); "
-                 f"{EVENT_LOOPS} event loops; 1 CPU per JVM; warm-up {self.warmup_s}s from {WARMUP_WORKERS} keep-alive clients + "
-                 f"{self.warmup_s // 2}s new connections"]
+        lines = [
+            f"machine: {os.cpu_count()} CPUs, {mem_kib / 1048576:.0f} GiB, {os_name}",
+            f"date: {datetime.now(UTC):%Y-%m-%dT%H:%MZ}",
+            f"java: {java[0] if java else '?'}",
+            f"client: {self.opts.client}; vegeta: {self.versions.get('VEGETA_VERSION')}; service: "
+            f"{self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}); "
+            f"{EVENT_LOOPS} event loops; 1 CPU per JVM; warm-up {self.warmup_s}s from {WARMUP_WORKERS} keep-alive clients + "
+            f"{self.warmup_s // 2}s new connections",
+        ]
         if baseline:
             lines.append(f"baseline: reactive as built at {baseline[0]} ({self.opts.baseline}), the rows marked ({baseline[0]})")
         if any(t.classpath for t in targets):
             lines.append(floor_line(self.opts.service_args))
-        flags = subprocess.run([str(self.java_home / "bin" / "java"), *self.jvm_flags(), "-XX:+PrintFlagsFinal", "-version"],
-                               capture_output=True, text=True).stdout
+        flags = subprocess.run(
+            [str(self.java_home / "bin" / "java"), *self.jvm_flags(), "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True
+        ).stdout
         lines.append(f"collector: {collector(flags)}")
         if self.opts.service_args:
             lines.append(f"service arguments: {' '.join(self.opts.service_args)}")
@@ -844,18 +972,27 @@ class Bench:
             raise SetupError("--baseline runs the reactive mode, which the variant table does not have", "check chart/values.yaml")
         self.check_host()
         with BenchLock(self.cache / "bench.lock"):
-            self.out = out or ROOT / "reports" / f"bench-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
+            self.out = out or ROOT / "reports" / f"bench-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
             self.logs = self.out / "logs"
             self.logs.mkdir(parents=True, exist_ok=True)
             with log_file(self.logs / "bench.log"):
                 LOG.info("%s", o.command)
                 lo, hi = port_range()
-                LOG.info("file descriptors: %s; ephemeral ports: %s-%s; services on CPU %s, the load generator on CPU %s; report: %s",
-                         self.max_fds, lo, hi, self.service_cpu, self.loadgen_cpu, self.out)
+                LOG.info(
+                    "file descriptors: %s; ephemeral ports: %s-%s; services on CPU %s, the load generator on CPU %s; report: %s",
+                    self.max_fds,
+                    lo,
+                    hi,
+                    self.service_cpu,
+                    self.loadgen_cpu,
+                    self.out,
+                )
                 jar = self.ensure_jar()
                 baseline = self.ensure_baseline_jar(o.baseline) if o.baseline else None
                 # The floor is the reactive mode's: one more row wherever reactive is measured (not in a soak).
-                test_classpath = self.ensure_test_classpath() if (o.floor and "reactive" in modes or o.client == "openloop") and not o.soak else ""
+                test_classpath = (
+                    self.ensure_test_classpath() if (o.floor and "reactive" in modes or o.client == "openloop") and not o.soak else ""
+                )
                 self.test_classpath = test_classpath
                 floor = test_classpath if o.floor and "reactive" in modes and not o.soak else ""
                 try:
@@ -878,8 +1015,13 @@ class Bench:
         self.start_progress(steps)
         try:
             for t in ts:
-                LOG.info("warm-up of %s: %ss of 1 ms requests from %s keep-alive clients, %ss from 32 with a new connection each",
-                         t.label, self.warmup_s, WARMUP_WORKERS, self.warmup_s // 2)
+                LOG.info(
+                    "warm-up of %s: %ss of 1 ms requests from %s keep-alive clients, %ss from 32 with a new connection each",
+                    t.label,
+                    self.warmup_s,
+                    WARMUP_WORKERS,
+                    self.warmup_s // 2,
+                )
                 self.warm_up(t)
                 self.advance()
             if o.soak:
@@ -915,8 +1057,15 @@ class Bench:
         if self.console is not None and self.console.is_terminal:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[left]}"),
-                                     TimeElapsedColumn(), console=self.console, transient=True)
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[left]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
             self.task = self.progress.add_task("starting", total=steps, left="")
             self.progress.start()
 
@@ -941,4 +1090,3 @@ def append_json(path: Path, record: dict) -> None:
 def run_bench(opts: BenchOptions, console, environ=os.environ) -> int:
     """The bench; 0 when it measured what it was asked to, SETUP (3) when it could not start or go on."""
     return Bench(opts, console, environ).run()
-

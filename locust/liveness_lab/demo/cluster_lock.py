@@ -32,6 +32,8 @@ def lock_name(release: str) -> str:
     """The lock of RELEASE: ``<release>-run-lock`` in its namespace, so two releases (in one namespace or
     two) never share one."""
     return f"{release}-run-lock"
+
+
 TOKEN_ENV = "LIVENESS_LAB_LOCK_TOKEN"
 ATTEMPTS = 3
 
@@ -69,8 +71,10 @@ class LockRecord:
     def holder(self) -> str:
         """The holder in one line, for messages."""
         g = self.get
-        return (f"{g('owner')} (pid {g('pid')} on {g('host')}, clone {g('clone')}) since {utc(g('started'))}, "
-                f"until {utc(g('expires'))} at the latest: {g('command')}")
+        return (
+            f"{g('owner')} (pid {g('pid')} on {g('host')}, clone {g('clone')}) since {utc(g('started'))}, "
+            f"until {utc(g('expires'))} at the latest: {g('command')}"
+        )
 
 
 class ConfigMapStore:
@@ -200,8 +204,17 @@ class Claim:
 class ClusterLock:
     """Takes the lock for a run (``claim``), or says who holds it and how to clear it."""
 
-    def __init__(self, store: ConfigMapStore, context: str, environ=None, host: str | None = None, pid: int | None = None,
-                 clock=time.time, command_of=process_command, clone: str = ""):
+    def __init__(
+        self,
+        store: ConfigMapStore,
+        context: str,
+        environ=None,
+        host: str | None = None,
+        pid: int | None = None,
+        clock=time.time,
+        command_of=process_command,
+        clone: str = "",
+    ):
         self.store, self.context = store, context
         self.environ = os.environ if environ is None else environ
         self.host = os.uname().nodename if host is None else host  # as `uname -n` says it
@@ -222,14 +235,25 @@ class ClusterLock:
         now = int(self.clock())
         token = f"{self.host}-{self.pid}-{now}-{random.randrange(10**9)}"
         entry = {
-            "owner": f"{os.environ.get('USER') or 'someone'}@{self.host}", "host": self.host, "pid": str(self.pid),
-            "script": script, "command": command, "clone": self.clone, "started": str(now),
-            "expires": str(now + int(seconds)), "token": token,
+            "owner": f"{os.environ.get('USER') or 'someone'}@{self.host}",
+            "host": self.host,
+            "pid": str(self.pid),
+            "script": script,
+            "command": command,
+            "clone": self.clone,
+            "started": str(now),
+            "expires": str(now + int(seconds)),
+            "token": token,
         }
         for _ in range(ATTEMPTS):
             try:
                 self.store.create(entry)
-                LOG.info("cluster lock taken (configmap %s in %s, until %s at the latest)", self.store.name, self.store.namespace, utc(now + int(seconds)))
+                LOG.info(
+                    "cluster lock taken (configmap %s in %s, until %s at the latest)",
+                    self.store.name,
+                    self.store.namespace,
+                    utc(now + int(seconds)),
+                )
                 return self._taken(token)
             except AlreadyExists:
                 pass
@@ -253,7 +277,9 @@ class ClusterLock:
                 raise SetupError(f"could not take the cluster lock: {e}", "is the cluster up? scripts/cluster-up.sh") from e
             LOG.warning("took over a stale cluster lock (%s): %s", why, record.holder())
             return self._taken(token)
-        raise SetupError(f"could not take the cluster lock after {ATTEMPTS} attempts (it keeps changing hands)", f"try again; to clear it: {self.clear}")
+        raise SetupError(
+            f"could not take the cluster lock after {ATTEMPTS} attempts (it keeps changing hands)", f"try again; to clear it: {self.clear}"
+        )
 
     def _read(self) -> LockRecord | None:
         try:
@@ -268,7 +294,11 @@ class ClusterLock:
     def _under_parent(self, token: str) -> Claim:
         record = self._read()
         if record is not None and record.get("token") == token:
-            LOG.info("the cluster is held by the run that started this one (%s, pid %s): running under its lock", record.get("script"), record.get("pid"))
+            LOG.info(
+                "the cluster is held by the run that started this one (%s, pid %s): running under its lock",
+                record.get("script"),
+                record.get("pid"),
+            )
             return Claim(self.store, token, False, self.clear)
         held = f"holder: {record.holder()}" if record is not None else "no lock"
         raise SetupError(

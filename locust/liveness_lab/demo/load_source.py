@@ -62,11 +62,15 @@ def choose_load(requested: str, services: dict | None, variants: list[str], rele
         raise SetupError(f"--load {requested}: not one of {', '.join(CHOICES)}", "--load host, --load cluster or leave it out (auto)")
     if requested == "cluster":
         return "cluster", "--load cluster"
-    problems = nodeport_problems(services, variants, release, probe) if services is not None else ["the release's Services could not be read"]
+    problems = (
+        nodeport_problems(services, variants, release, probe) if services is not None else ["the release's Services could not be read"]
+    )
     if requested == "host":
         if problems:
-            raise SetupError(f"--load host: the variants are not reachable from this machine: {'; '.join(problems)}",
-                             "--load cluster (the release's own Locust, through the API server), or scripts/cluster-up.sh")
+            raise SetupError(
+                f"--load host: the variants are not reachable from this machine: {'; '.join(problems)}",
+                "--load cluster (the release's own Locust, through the API server), or scripts/cluster-up.sh",
+            )
         return "host", "--load host"
     if problems:
         return "cluster", f"chosen automatically: the variants' NodePorts are not reachable from this machine ({'; '.join(problems)})"

@@ -50,8 +50,11 @@ END_GRACE_S = 60
 STATE_CACHE_S = 10
 # How long the master may not answer before the run gives up on it.
 SILENT_MAX_S = 45
-CSV_FILES = {"locust_stats.csv": "/stats/requests/csv", "locust_failures.csv": "/stats/failures/csv",
-             "locust_exceptions.csv": "/exceptions/csv"}
+CSV_FILES = {
+    "locust_stats.csv": "/stats/requests/csv",
+    "locust_failures.csv": "/stats/failures/csv",
+    "locust_exceptions.csv": "/exceptions/csv",
+}
 
 
 @dataclass
@@ -114,8 +117,12 @@ class ServiceProxy:
             # The client's own request building (the kubeconfig's server, credentials and CA), as its
             # generated methods do it: param_serialize, call_api, read.
             method_, url, headers_, body, post = self.api_client.param_serialize(
-                method=method, resource_path=self.base() + path, query_params=list((query or {}).items()) or None,
-                header_params=headers, post_params=list(form or []) if method == "POST" else None, auth_settings=["BearerToken"],
+                method=method,
+                resource_path=self.base() + path,
+                query_params=list((query or {}).items()) or None,
+                header_params=headers,
+                post_params=list(form or []) if method == "POST" else None,
+                auth_settings=["BearerToken"],
             )
             resp = self.api_client.call_api(method_, url, header_params=headers_, body=body, post_params=post, _request_timeout=timeout)
             data = resp.read()
@@ -159,8 +166,10 @@ class LocustMaster:
             self._log(f"{method} {path} -> {e}")
             raise
         if path != HISTORY_ROUTE and path != "/stats/requests":
-            self._log(f"{method} {path}{'?' + urllib.parse.urlencode(query) if query else ''}"
-                      f"{' ' + urllib.parse.urlencode(form) if form else ''} -> {reply.status} {reply.text()[:300].strip()}")
+            self._log(
+                f"{method} {path}{'?' + urllib.parse.urlencode(query) if query else ''}"
+                f"{' ' + urllib.parse.urlencode(form) if form else ''} -> {reply.status} {reply.text()[:300].strip()}"
+            )
         return reply
 
     def status(self) -> MasterStatus | None:
@@ -195,7 +204,8 @@ class LocustMaster:
         if not d.get("success") or SHAPE_CLASS not in str(d.get("message", "")):
             raise SetupError(
                 f"the release's Locust master did not start the scripted run's shape: {d.get('message')!r}",
-                "its image predates --load cluster (LIVENESS_LAB_SHAPE=offered on the master): rebuild and roll it out with scripts/cluster-up.sh",
+                "its image predates --load cluster (LIVENESS_LAB_SHAPE=offered on the master): rebuild and roll it out with "
+                "scripts/cluster-up.sh",
             )
         return str(d["message"])
 
@@ -205,8 +215,15 @@ class LocustMaster:
 
 def phase_options(users: int, ramp: int, hold: int, cooldown: int, quiet: int, latency_ms: int, rate: float) -> dict:
     """The /swarm form's options: DemoShape's phases and the locustfile's latency and rate."""
-    return {"demo_users": users, "demo_ramp_s": ramp, "demo_hold_s": hold, "demo_cooldown_s": cooldown, "demo_quiet_s": quiet,
-            "latency_ms": latency_ms, "rate_per_user": f"{rate:g}"}
+    return {
+        "demo_users": users,
+        "demo_ramp_s": ramp,
+        "demo_hold_s": hold,
+        "demo_cooldown_s": cooldown,
+        "demo_quiet_s": quiet,
+        "latency_ms": latency_ms,
+        "rate_per_user": f"{rate:g}",
+    }
 
 
 @dataclass
@@ -237,11 +254,15 @@ class ClusterLocust:
         """The master answers, has workers and serves the history (before the run waits for anything)."""
         status = self.master.status()
         if status is None:
-            raise SetupError(f"the release's Locust master does not answer ({self.master})",
-                             "is locust.enabled on in the release? kubectl get pods -l app.kubernetes.io/component=locust; or use --load host")
+            raise SetupError(
+                f"the release's Locust master does not answer ({self.master})",
+                "is locust.enabled on in the release? kubectl get pods -l app.kubernetes.io/component=locust; or use --load host",
+            )
         if not status.workers:
-            raise SetupError(f"the release's Locust master has no worker connected ({self.master})",
-                             "kubectl get pods -l app.kubernetes.io/component=locust-worker (locust.workers in the chart's values)")
+            raise SetupError(
+                f"the release's Locust master has no worker connected ({self.master})",
+                "kubectl get pods -l app.kubernetes.io/component=locust-worker (locust.workers in the chart's values)",
+            )
         self._history_place()
         return status
 
@@ -249,8 +270,10 @@ class ClusterLocust:
         try:
             _, self.seq, master_now = self.master.history(after=2**62)
         except MasterUnavailable as e:
-            raise SetupError(f"the release's Locust master serves no stats history ({e})",
-                             "its image predates --load cluster: scripts/cluster-up.sh rebuilds and rolls it out") from e
+            raise SetupError(
+                f"the release's Locust master serves no stats history ({e})",
+                "its image predates --load cluster: scripts/cluster-up.sh rebuilds and rolls it out",
+            ) from e
         if master_now is not None:
             self.clock_offset_s = round(master_now - self.clock(), 3)
 
@@ -304,7 +327,12 @@ class ClusterLocust:
         if not status.busy and status.state != "init" and elapsed > STATE_CACHE_S:
             if elapsed < self.total_s - 2:
                 self.notes.append(f"the swarm ended at +{elapsed:.0f} s of {self.total_s:.0f} ({status.state})")
-                LOG.warning("the in-cluster swarm ended early, at +%.0f s of %.0f (%s): stopped from elsewhere?", elapsed, self.total_s, status.state)
+                LOG.warning(
+                    "the in-cluster swarm ended early, at +%.0f s of %.0f (%s): stopped from elsewhere?",
+                    elapsed,
+                    self.total_s,
+                    status.state,
+                )
             return self.finish(stop=False)
         if elapsed > self.total_s + END_GRACE_S:
             LOG.warning("the in-cluster swarm still %s %s s after its timetable: stopping it", status.state, END_GRACE_S)

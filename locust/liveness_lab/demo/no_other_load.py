@@ -11,13 +11,13 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from liveness_lab.report.recorder import parse_service_metrics
-
 from liveness_lab.base.console import LOG
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.kube import Kube, KubeUnavailable, pod_record
-from .locust_master import MasterUnavailable
 from liveness_lab.base.variants import SERVICE_PORT, fullname
+from liveness_lab.report.recorder import parse_service_metrics
+
+from .locust_master import MasterUnavailable
 
 DEFAULT_UI = "http://127.0.0.1:8089"
 # Locust runner states in which users are (or are about to be) sending requests.
@@ -37,7 +37,9 @@ def locust_ui_service(services: dict | None, release: str) -> str:
     that name, from the release's, when the Services could not be read."""
     for svc in (services or {}).get("items", []):
         labels = svc["metadata"].get("labels") or {}
-        if labels.get("app.kubernetes.io/component") == "locust" and any(p.get("name") == "web" for p in (svc.get("spec") or {}).get("ports") or []):
+        if labels.get("app.kubernetes.io/component") == "locust" and any(
+            p.get("name") == "web" for p in (svc.get("spec") or {}).get("ports") or []
+        ):
             return svc["metadata"]["name"]
     return f"{fullname(release)}-locust-ui"
 
@@ -92,7 +94,11 @@ def stop_swarm(ui, timeout: float = 10) -> None:
 def ensure_no_swarm(ui, stop: bool, sleep=time.sleep, wait_s: int = STOP_WAIT_S) -> None:
     """The in-cluster Locust sends no load. A running swarm is stopped (STOP, said so) or refused with the
     command that stops it. Nothing answering there is fine: no Locust, no swarm."""
-    how = f"curl -X POST {ui}/stop (or Stop in the web UI, {ui})" if isinstance(ui, str) else f"POST /stop to the release's Locust master, {ui} (or Stop in its web UI)"
+    how = (
+        f"curl -X POST {ui}/stop (or Stop in the web UI, {ui})"
+        if isinstance(ui, str)
+        else f"POST /stop to the release's Locust master, {ui} (or Stop in its web UI)"
+    )
     status = swarm_status(ui)
     if status is None:
         LOG.info("no in-cluster Locust answers on %s: no swarm to stop", ui)
@@ -143,7 +149,9 @@ def wait_variants_idle(kube: Kube, variants: list[str], sleep=time.sleep, wait_s
             return True
         shown = ", ".join(f"{name}: {'?' if n is None else n}" for name, n in busy.items())
         if waited >= wait_s:
-            LOG.warning("requests still in flight after %s s (%s): something else sends load; the verdict will not pass over it", wait_s, shown)
+            LOG.warning(
+                "requests still in flight after %s s (%s): something else sends load; the verdict will not pass over it", wait_s, shown
+            )
             return False
         if waited == 0:
             LOG.info("waiting for the requests in flight to finish (%s)", shown)

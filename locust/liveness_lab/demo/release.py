@@ -9,16 +9,14 @@ real cluster drive the tests (tests/fixtures/release-*).
 """
 
 import json
-import os
 import subprocess
 import time
 from dataclasses import dataclass, field
 
-from liveness_lab.report.settings import settings_by_variant
-
 from liveness_lab.base import coordinates
 from liveness_lab.base.kube import parse_time
 from liveness_lab.base.variants import COMPONENT_LABEL, VARIANTS
+from liveness_lab.report.settings import settings_by_variant
 
 LATENCY_ENV = "DEMO_LATENCY_MS"
 
@@ -77,8 +75,16 @@ def settle_problems(deployments: dict, pods: dict, variants: list[str], now: flo
         st = d.get("status") or {}
         if st.get("observedGeneration", 0) < d["metadata"].get("generation", 0):
             problems.append(f"{v}: the Deployment's newest spec is not yet seen by its controller")
-        elif (st.get("updatedReplicas", 0), st.get("readyReplicas", 0), st.get("availableReplicas", 0), st.get("replicas", 0)) != (want, want, want, want):
-            problems.append(f"{v}: rolling out ({st.get('updatedReplicas', 0)} of {want} updated, {st.get('readyReplicas', 0)} Ready, {st.get('replicas', 0)} in all)")
+        elif (st.get("updatedReplicas", 0), st.get("readyReplicas", 0), st.get("availableReplicas", 0), st.get("replicas", 0)) != (
+            want,
+            want,
+            want,
+            want,
+        ):
+            problems.append(
+                f"{v}: rolling out ({st.get('updatedReplicas', 0)} of {want} updated, {st.get('readyReplicas', 0)} Ready, "
+                f"{st.get('replicas', 0)} in all)"
+            )
         mine = [p for p in pods.get("items", []) if (p["metadata"].get("labels") or {}).get(COMPONENT_LABEL) == v]
         leaving = [p["metadata"]["name"] for p in mine if p["metadata"].get("deletionTimestamp")]
         if leaving:
@@ -111,7 +117,9 @@ class ClusterApi:
     """The release's namespace through the official client (kubeconfig context LIVENESS_LAB_KUBE_CONTEXT):
     its Deployments and pods as API JSON, and the two changes a run makes to them."""
 
-    def __init__(self, context_name: str | None = None, namespace_name: str | None = None, release: str | None = None, timeout_s: float = 10):
+    def __init__(
+        self, context_name: str | None = None, namespace_name: str | None = None, release: str | None = None, timeout_s: float = 10
+    ):
         from kubernetes import client, config
 
         here = coordinates.read()
@@ -134,10 +142,14 @@ class ClusterApi:
         try:
             return fn(*args, _request_timeout=self.timeout, **kwargs)
         except Exception as e:
-            raise ApiUnavailable(f"{what} in namespace {self.namespace}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from e
+            raise ApiUnavailable(
+                f"{what} in namespace {self.namespace}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+            ) from e
 
     def deployments(self) -> dict:
-        return self._json(self._call("listing Deployments", self.apps.list_namespaced_deployment, self.namespace, label_selector=self.selector))
+        return self._json(
+            self._call("listing Deployments", self.apps.list_namespaced_deployment, self.namespace, label_selector=self.selector)
+        )
 
     def services(self) -> dict:
         return self._json(self._call("listing Services", self.core.list_namespaced_service, self.namespace, label_selector=self.selector))
@@ -152,7 +164,9 @@ class ClusterApi:
             status = getattr(e, "status", None)
             if status in (403, 404):
                 return status
-            raise ApiUnavailable(f"reading namespace {self.namespace}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}") from e
+            raise ApiUnavailable(
+                f"reading namespace {self.namespace}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+            ) from e
 
     def pods(self) -> dict:
         return self._json(self._call("listing pods", self.core.list_namespaced_pod, self.namespace, label_selector=self.selector))
@@ -181,18 +195,30 @@ def check_target(api) -> ReleaseDefaults:
     try:
         ns_status = api.namespace_status()
     except ApiUnavailable as e:
-        raise SetupError(f"the cluster of context {api.context} does not answer ({e})", f"kubectl --context {api.context} get namespaces; check the context ({ctx})") from e
+        raise SetupError(
+            f"the cluster of context {api.context} does not answer ({e})",
+            f"kubectl --context {api.context} get namespaces; check the context ({ctx})",
+        ) from e
     if ns_status == 404:
-        raise SetupError(f"namespace {api.namespace} not found (context {api.context})",
-                         f"kubectl --context {api.context} get namespaces, then --namespace NAME; or install the chart there: "
-                         f"helm install {api.release} chart -n {api.namespace} --create-namespace --kube-context {api.context}")
+        raise SetupError(
+            f"namespace {api.namespace} not found (context {api.context})",
+            f"kubectl --context {api.context} get namespaces, then --namespace NAME; or install the chart there: "
+            f"helm install {api.release} chart -n {api.namespace} --create-namespace --kube-context {api.context}",
+        )
     try:
         defaults = defaults_from_deployments(api.deployments())
     except ApiUnavailable as e:
-        raise SetupError(f"could not list the Deployments of release {api.release} ({e})", f"kubectl --context {api.context} -n {api.namespace} get deployments") from e
+        raise SetupError(
+            f"could not list the Deployments of release {api.release} ({e})",
+            f"kubectl --context {api.context} -n {api.namespace} get deployments",
+        ) from e
     if not defaults.variants:
-        raise SetupError(f"release {api.release} not found in namespace {api.namespace} (context {api.context}): no variant Deployment labelled app.kubernetes.io/instance={api.release}",
-                         f"helm list -n {api.namespace} --kube-context {api.context}, then --release NAME; or helm install {api.release} chart -n {api.namespace}")
+        raise SetupError(
+            f"release {api.release} not found in namespace {api.namespace} (context {api.context}): no variant Deployment labelled "
+            f"app.kubernetes.io/instance={api.release}",
+            f"helm list -n {api.namespace} --kube-context {api.context}, then --release NAME; or helm install {api.release} chart "
+            f"-n {api.namespace}",
+        )
     return defaults
 
 

@@ -22,18 +22,18 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from liveness_lab.report.settings import settings_by_variant
-
 from liveness_lab.base import DEFAULT_LATENCY_MS, LOCUST_DIR, ROOT, coordinates
-from . import release as rel
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.kube import Kube
-from .load_source import HOST_TARGET, choose_load
+from liveness_lab.base.variants import VARIANTS, user_class
+from liveness_lab.report.settings import settings_by_variant
+
+from . import release as rel
 from .cluster_lock import ClusterLock, ConfigMapStore, lock_name
+from .load_source import HOST_TARGET, choose_load
 from .locust_master import ClusterLocust, MasterUnavailable, phase_options
 from .no_other_load import ensure_no_swarm, release_master, wait_variants_idle
-from liveness_lab.base.variants import VARIANTS, user_class
 
 COOLDOWN_S = 5
 # The recorder starts this long before Locust, for a baseline, and stops this long after it.
@@ -126,16 +126,21 @@ def resolve_plan(opts: DemoOptions, defaults: rel.ReleaseDefaults, environ=os.en
     LIVENESS_LAB_LATENCY_MS, else the release's DEMO_LATENCY_MS, else Locust's default)."""
     variants = opts.variants or defaults.variants
     if not variants:
-        raise SetupError("the release deploys no variant", "scripts/cluster-up.sh, or helm upgrade ... --set variants.blocking.enabled=true")
+        raise SetupError(
+            "the release deploys no variant", "scripts/cluster-up.sh, or helm upgrade ... --set variants.blocking.enabled=true"
+        )
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
-        raise SetupError(f"--variants {','.join(variants)} names a variant chart/values.yaml does not have", f"choose from {','.join(VARIANTS)}")
+        raise SetupError(
+            f"--variants {','.join(variants)} names a variant chart/values.yaml does not have", f"choose from {','.join(VARIANTS)}"
+        )
     missing = [v for v in variants if v not in defaults.variants]
     if missing:
         v = missing[0]
         raise SetupError(
             f"variant '{v}' is not deployed",
-            f"enable it: helm upgrade {coordinates.release(environ)} chart --reuse-values -n {coordinates.namespace(environ)} --set variants.{v}.enabled=true (or leave it out of --variants)",
+            f"enable it: helm upgrade {coordinates.release(environ)} chart --reuse-values -n {coordinates.namespace(environ)} --set "
+            f"variants.{v}.enabled=true (or leave it out of --variants)",
         )
     if opts.latency_ms is not None:
         latency, source = opts.latency_ms, "--latency-ms"
@@ -148,7 +153,9 @@ def resolve_plan(opts: DemoOptions, defaults: rel.ReleaseDefaults, environ=os.en
         try:
             latency = defaults.latency_of(variants)
         except ValueError as e:
-            raise SetupError(f"the variants run with different latencies ({e}): which one should the requests ask for?", "say it: --latency-ms MS") from e
+            raise SetupError(
+                f"the variants run with different latencies ({e}): which one should the requests ask for?", "say it: --latency-ms MS"
+            ) from e
         source = "release"
         if latency is None:
             latency, source = DEFAULT_LATENCY_MS, "default"
@@ -241,7 +248,9 @@ class Demo:
             try:
                 self.api = rel.ClusterApi()
             except rel.ApiUnavailable as e:
-                raise SetupError(str(e), "kubectl config get-contexts, then --context NAME (kind's own, kind-liveness-lab: scripts/cluster-up.sh)") from e
+                raise SetupError(
+                    str(e), "kubectl config get-contexts, then --context NAME (kind's own, kind-liveness-lab: scripts/cluster-up.sh)"
+                ) from e
         return self.api
 
     def read_release(self) -> rel.ReleaseDefaults:
@@ -282,7 +291,8 @@ class Demo:
             if time.time() >= deadline:
                 raise SetupError(
                     f"the release has not settled after {ready_wait} s: {'; '.join(problems)}",
-                    f"kubectl --context {api.context} -n {api.namespace} get pods; kubectl ... describe pods (or raise LIVENESS_LAB_READY_WAIT)",
+                    f"kubectl --context {api.context} -n {api.namespace} get pods; kubectl ... describe pods (or raise "
+                    "LIVENESS_LAB_READY_WAIT)",
                 )
             # Said again when what is wrong changes, not when a pod has settled a second longer.
             gist = [re.sub(r"Ready for \d+ s only", "Ready for a while only", p) for p in problems]
@@ -296,7 +306,9 @@ class Demo:
         ready_wait = env_seconds("LIVENESS_LAB_READY_WAIT", 300, self.environ)
         settle_s = env_seconds("LIVENESS_LAB_SETTLE", 20, self.environ)
         # Before anything changes: another run's pods are not ours to replace, nor its swarm ours to stop.
-        lock = ClusterLock(ConfigMapStore(api.core, api.namespace, lock_name(api.release)), api.context, environ=self.environ, clone=str(ROOT))
+        lock = ClusterLock(
+            ConfigMapStore(api.core, api.namespace, lock_name(api.release)), api.context, environ=self.environ, clone=str(ROOT)
+        )
         self.claim = lock.claim("demo.sh", max_run_seconds(self.opts, len(plan.variants), ready_wait), self.opts.command)
         self.choose_load(plan)
         self.master = release_master(api, self.environ)
@@ -323,8 +335,11 @@ class Demo:
             except rel.ApiUnavailable as e:
                 LOG.info("could not read the release's Services (%s)", e)
         self.load, self.load_reason = choose_load(self.opts.load, services, plan.variants, self._api().release)
-        where = "Locust on this machine against the NodePorts on 127.0.0.1" if self.load == "host" else \
-            "the release's own Locust master and workers, through the API server"
+        where = (
+            "Locust on this machine against the NodePorts on 127.0.0.1"
+            if self.load == "host"
+            else "the release's own Locust master and workers, through the API server"
+        )
         LOG.info("load: %s (%s): %s", self.load, self.load_reason, where)
 
     # --- the run -----------------------------------------------------------------------------------
@@ -344,13 +359,31 @@ class Demo:
         self.recorder = LiveRecorder(plan.out / "timeline.jsonl", o.total_s + 120)
         self.recorder.start()
         time.sleep(RECORDER_LEAD_S)
-        LOG.info("swarming %s: %s users each at %g req/s, %s ms (%s); ramp %ss, hold %ss, quiet %ss (~%s min)",
-                 " ".join(plan.variants), o.users, o.rate, plan.latency_ms, plan.latency_source, o.ramp, o.hold, o.quiet, o.total_s // 60 + 1)
+        LOG.info(
+            "swarming %s: %s users each at %g req/s, %s ms (%s); ramp %ss, hold %ss, quiet %ss (~%s min)",
+            " ".join(plan.variants),
+            o.users,
+            o.rate,
+            plan.latency_ms,
+            plan.latency_source,
+            o.ramp,
+            o.hold,
+            o.quiet,
+            o.total_s // 60 + 1,
+        )
         settings = self.settings()
         record = RunRecord(
-            variants=",".join(plan.variants), users_per_variant=o.users, rate_per_user=o.rate, latency_ms=plan.latency_ms,
-            phases={"ramp": o.ramp, "hold": o.hold, "cooldown": o.cooldown, "quiet": o.quiet}, locust_started=0.0,
-            namespace=self._api().namespace, settings=settings, latency_source=plan.latency_source, cpus=cpus(), commit=commit(),
+            variants=",".join(plan.variants),
+            users_per_variant=o.users,
+            rate_per_user=o.rate,
+            latency_ms=plan.latency_ms,
+            phases={"ramp": o.ramp, "hold": o.hold, "cooldown": o.cooldown, "quiet": o.quiet},
+            locust_started=0.0,
+            namespace=self._api().namespace,
+            settings=settings,
+            latency_source=plan.latency_source,
+            cpus=cpus(),
+            commit=commit(),
             release_latency_ms={v: defaults.latency_ms.get(v) for v in plan.variants},
         )
         if self.load == "cluster":
@@ -363,12 +396,38 @@ class Demo:
 
     def swarm_on_host(self, plan: Plan, record: RunRecord) -> None:
         o = self.opts
-        env = dict(self.environ, LIVENESS_LAB_TARGET="host", LIVENESS_LAB_SHAPE="demo", LIVENESS_LAB_PODS_TAB="off",
-                   LIVENESS_LAB_USERS=str(o.users * len(plan.variants)), LIVENESS_LAB_RAMP_S=str(o.ramp), LIVENESS_LAB_HOLD_S=str(o.hold),
-                   LIVENESS_LAB_COOLDOWN_S=str(o.cooldown), LIVENESS_LAB_QUIET_S=str(o.quiet))
-        cmd = [sys.executable, "-m", "locust", "-f", "locustfile.py", "--headless", "--latency-ms", str(plan.latency_ms),
-               "--rate-per-user", f"{o.rate:g}", "--csv", str(plan.out / "locust"), "--csv-full-history",
-               "--html", str(plan.out / "locust.html"), "--loglevel", "WARNING", "--only-summary", *plan.user_classes]
+        env = dict(
+            self.environ,
+            LIVENESS_LAB_TARGET="host",
+            LIVENESS_LAB_SHAPE="demo",
+            LIVENESS_LAB_PODS_TAB="off",
+            LIVENESS_LAB_USERS=str(o.users * len(plan.variants)),
+            LIVENESS_LAB_RAMP_S=str(o.ramp),
+            LIVENESS_LAB_HOLD_S=str(o.hold),
+            LIVENESS_LAB_COOLDOWN_S=str(o.cooldown),
+            LIVENESS_LAB_QUIET_S=str(o.quiet),
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            "locustfile.py",
+            "--headless",
+            "--latency-ms",
+            str(plan.latency_ms),
+            "--rate-per-user",
+            f"{o.rate:g}",
+            "--csv",
+            str(plan.out / "locust"),
+            "--csv-full-history",
+            "--html",
+            str(plan.out / "locust.html"),
+            "--loglevel",
+            "WARNING",
+            "--only-summary",
+            *plan.user_classes,
+        ]
         # locust_started must be the moment Locust starts: written just before.
         record.locust_started = round(time.time(), 3)
         record.write(plan.out)
@@ -387,9 +446,14 @@ class Demo:
         self.master.log_path.write_text(f"# --load cluster ({self.load_reason}): the release's Locust master, {self.master}\n")
         locust = ClusterLocust(self.master, plan.out, o.total_s)
         status = locust.prepare()
-        record.target = f"cluster: the release's Locust master ({status.workers} worker(s)), driven through the API server; requests to the variants' Services"
+        record.target = (
+            f"cluster: the release's Locust master ({status.workers} worker(s)), driven through the API server; "
+            "requests to the variants' Services"
+        )
         if locust.clock_offset_s is not None and abs(locust.clock_offset_s) > 1:
-            LOG.warning("the Locust master's clock is %+.1f s from this machine's: its stats history is on its clock", locust.clock_offset_s)
+            LOG.warning(
+                "the Locust master's clock is %+.1f s from this machine's: its stats history is on its clock", locust.clock_offset_s
+            )
         options = phase_options(o.users * len(plan.variants), o.ramp, o.hold, o.cooldown, o.quiet, plan.latency_ms, o.rate)
         self.locust = locust
         # locust_started: the moment of the /swarm that starts the shape, written just before.
@@ -416,8 +480,14 @@ class Demo:
             from rich.progress import BarColumn, Progress, TextColumn
 
             # The time left from the timetable, not rich's estimate: the run ends when its phases do.
-            progress = Progress(TextColumn("{task.description:<10}"), BarColumn(), TextColumn("{task.fields[left]} left"),
-                                TextColumn("restarts: {task.fields[restarts]}"), console=self.console, transient=True)
+            progress = Progress(
+                TextColumn("{task.description:<10}"),
+                BarColumn(),
+                TextColumn("{task.fields[left]} left"),
+                TextColumn("restarts: {task.fields[restarts]}"),
+                console=self.console,
+                transient=True,
+            )
             task = progress.add_task("ramp", total=o.total_s, left="", restarts=self.restarts_text(plan))
             progress.start()
         phase = None
@@ -430,8 +500,13 @@ class Demo:
                     phase = now_phase
                 if progress is not None:
                     left = max(0, int(o.total_s - elapsed))
-                    progress.update(task, completed=min(elapsed, o.total_s), description=now_phase, left=f"{left // 60}:{left % 60:02d}",
-                                    restarts=self.restarts_text(plan))
+                    progress.update(
+                        task,
+                        completed=min(elapsed, o.total_s),
+                        description=now_phase,
+                        left=f"{left // 60}:{left % 60:02d}",
+                        restarts=self.restarts_text(plan),
+                    )
                 time.sleep(1)
         finally:
             if progress is not None:
@@ -478,7 +553,9 @@ class Demo:
                     except ValueError:
                         release_ms = None
                     if release_ms is not None and release_ms != plan.latency_ms:
-                        LOG.info("asking for %s ms (%s) while the release's default is %s ms", plan.latency_ms, plan.latency_source, release_ms)
+                        LOG.info(
+                            "asking for %s ms (%s) while the release's default is %s ms", plan.latency_ms, plan.latency_source, release_ms
+                        )
                 self.prepare(plan)
                 self.swarm(plan, defaults)
                 return self.report(plan)

@@ -17,7 +17,9 @@ EXIT = {judge.HELD: 0, judge.NOT_HELD: 1, judge.CANNOT_TELL: 2}
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m liveness_lab.lab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m liveness_lab.lab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list")
     p.add_argument("--only", default="")

@@ -97,7 +97,9 @@ class Scenario:
 
 
 def check_count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0 or isinstance(value, str) and bool(COUNT.match(value.strip()))
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and value >= 0 or isinstance(value, str) and bool(COUNT.match(value.strip()))
+    )
 
 
 def check_prediction(path, where, key, value) -> None:
@@ -155,8 +157,12 @@ def load_scenario(path) -> Scenario:
             raise ScenarioError(path, f"load.{key}", f"unknown key; known: {', '.join(sorted(LOAD_KEYS))}")
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not number or value < 0 or (key != "rate" and not isinstance(value, int)) or (key in ("users", "hold", "rate") and value == 0):
-            raise ScenarioError(path, f"load.{key}", f"{value!r} is not a {'positive number' if key == 'rate' else 'whole number'}"
-                                + (" above 0" if key in ("users", "hold") else ""))
+            raise ScenarioError(
+                path,
+                f"load.{key}",
+                f"{value!r} is not a {'positive number' if key == 'rate' else 'whole number'}"
+                + (" above 0" if key in ("users", "hold") else ""),
+            )
         load[key] = value
     load["rate"] = float(load["rate"])
     predict = data["predict"]
@@ -176,9 +182,19 @@ def load_scenario(path) -> Scenario:
     if not isinstance(quick, bool):
         raise ScenarioError(path, "quick", f"{quick!r} is not true or false")
     return Scenario(
-        name=name, path=path, title=data["title"].strip(), lesson=" ".join(data["lesson"].split()), sources=sources,
-        variants=variants, load=load, predict=predict, values=values, setting=data.get("setting", "").strip(),
-        measured=" ".join(data.get("measured", "").split()), order=order, quick=quick,
+        name=name,
+        path=path,
+        title=data["title"].strip(),
+        lesson=" ".join(data["lesson"].split()),
+        sources=sources,
+        variants=variants,
+        load=load,
+        predict=predict,
+        values=values,
+        setting=data.get("setting", "").strip(),
+        measured=" ".join(data.get("measured", "").split()),
+        order=order,
+        quick=quick,
     )
 
 

@@ -139,7 +139,13 @@ def judge_line(key: str, expected, a: VariantAnalysis, result: Verdict, run: dic
         return Line(v, key, expected, measured, (not seen) if expected == "throughout" else bool(seen))
     if key == "recovers":
         r = a.recovery_s
-        return Line(v, key, "all Ready within the quiet period", "not within the quiet period" if r is None else f"all Ready {r:.0f} s after load stop", r is not None)
+        return Line(
+            v,
+            key,
+            "all Ready within the quiet period",
+            "not within the quiet period" if r is None else f"all Ready {r:.0f} s after load stop",
+            r is not None,
+        )
     if key == "throughput":
         offered = float(run["users_per_variant"]) * float(run["rate_per_user"])
         got = throughput(a)

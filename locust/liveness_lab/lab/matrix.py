@@ -9,7 +9,7 @@ import base64
 import html
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from liveness_lab.report.build import plot_small
@@ -36,7 +36,7 @@ class Row:
         return sum(j.outcome == judge.HELD for _, j in self.runs)
 
     def outcome(self) -> str:
-        """"held 3 of 3", "not held (1 of 3 held)", "cannot tell" ..."""
+        """ "held 3 of 3", "not held (1 of 3 held)", "cannot tell" ..."""
         n, k = len(self.runs), self.held
         tells = [j for _, j in self.runs if j.outcome != judge.CANNOT_TELL]
         if not tells:
@@ -119,7 +119,7 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
     lines = [
         "# liveness-lab: the probe lessons, measured",
         "",
-        f"Lab run {folder.name}, matrix written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. "
+        f"Lab run {folder.name}, matrix written {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. "
         "Each row: the scenario's prediction (locust/liveness_lab/lab/scenarios/<name>.yaml), what the cluster did, and how often "
         "the prediction held. The measurement wins: where a row does not hold, the scenario file's `measured` says why.",
         "",
@@ -150,7 +150,8 @@ def render_html(rows: list[Row], folder: Path) -> str:
     esc = html.escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>liveness-lab matrix</title>",
-        f"<style>{STYLE}body{{max-width:1600px}}td{{vertical-align:top;font-size:90%}}td img{{width:340px;max-width:none}}</style></head><body>",
+        f"<style>{STYLE}body{{max-width:1600px}}td{{vertical-align:top;font-size:90%}}td "
+        f"img{{width:340px;max-width:none}}</style></head><body>",
         "<h1>liveness-lab: the probe lessons, measured</h1>",
         f"<p>Lab run {esc(folder.name)}. Each row: the scenario's prediction, what the cluster did, and how often the "
         "prediction held; hover a scenario for its lesson. Plots: requests/s per variant (failures/s dotted), load "
@@ -175,7 +176,8 @@ def render_html(rows: list[Row], folder: Path) -> str:
             f"<tr><td title='{lesson}'><b>{esc(r.name)}</b><br>{esc(s.title if s else '')}<br><small>{esc(s.setting if s else '')}"
             f"</small><details><summary>lesson, sources</summary>{lesson}<br><small>{sources}</small></details></td>"
             f"<td>{esc(predicted(s))}</td><td>{esc(measured(r.runs[0][1]))}{'<ul>' + notes + '</ul>' if notes else ''}</td>"
-            f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b></td><td>{esc(duration(r))}</td><td>{image}</td><td>{reports}</td></tr>"
+            f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b></td><td>{esc(duration(r))}</td>"
+            f"<td>{image}</td><td>{reports}</td></tr>"
         )
     parts.append("</table></body></html>")
     return "".join(parts)

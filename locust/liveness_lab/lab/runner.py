@@ -13,12 +13,12 @@ from pathlib import Path
 
 import yaml
 
-from liveness_lab.demo import release as rel
-from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base import ROOT, coordinates
-from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
+from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import CANNOT_TELL, HELD, NOT_HELD, SetupError
+from liveness_lab.demo import release as rel
 from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_name
+from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
 
 from . import catalogue, judge, matrix
 
@@ -47,9 +47,18 @@ def worst(codes: list[int]) -> int:
 def demo_options(scenario: catalogue.Scenario, folder: Path, where: str = "auto") -> DemoOptions:
     """The scripted run of SCENARIO's load into FOLDER, its Locust WHERE (--load)."""
     load = scenario.load
-    return DemoOptions(hold=load["hold"], ramp=load["ramp"], quiet=load["quiet"], users=load["users"], rate=float(load["rate"]),
-                       latency_ms=load.get("latency_ms"), variants=list(scenario.variants), out=folder, load=where,
-                       command=f"scripts/lab.sh (scenario {scenario.name})")
+    return DemoOptions(
+        hold=load["hold"],
+        ramp=load["ramp"],
+        quiet=load["quiet"],
+        users=load["users"],
+        rate=float(load["rate"]),
+        latency_ms=load.get("latency_ms"),
+        variants=list(scenario.variants),
+        out=folder,
+        load=where,
+        command=f"scripts/lab.sh (scenario {scenario.name})",
+    )
 
 
 def duration(seconds: str) -> int:
@@ -88,7 +97,9 @@ class Lab:
             else:  # --context, --namespace, --release must name what exists
                 rel.check_target(self.api)
         except rel.ApiUnavailable as e:
-            raise SetupError(f"the cluster's API does not answer ({e})", "scripts/cluster-up.sh first (or --context NAME: kubectl config get-contexts)") from e
+            raise SetupError(
+                f"the cluster's API does not answer ({e})", "scripts/cluster-up.sh first (or --context NAME: kubectl config get-contexts)"
+            ) from e
         self.helm = rel.Helm(self.api.release, self.api.namespace, self.api.context)
         try:
             self.helm.revision()
@@ -102,11 +113,21 @@ class Lab:
         revision, self.restore_to = self.restore_to, None
         LOG.info("restoring release %s to revision %s", self.api.release, revision)
         try:
-            self.helm.run("rollback", self.api.release, str(revision), "--wait", "--timeout", self.helm_timeout,
-                          log=self.out / "restore.log", timeout=duration(self.helm_timeout) + 60)
+            self.helm.run(
+                "rollback",
+                self.api.release,
+                str(revision),
+                "--wait",
+                "--timeout",
+                self.helm_timeout,
+                log=self.out / "restore.log",
+                timeout=duration(self.helm_timeout) + 60,
+            )
         except (rel.HelmFailed, OSError) as e:
-            raise SetupError(f"could not restore the release to revision {revision} ({e}; log: {self.out / 'restore.log'})",
-                             f"helm rollback {self.api.release} {revision} -n {self.api.namespace} --kube-context {self.api.context}") from e
+            raise SetupError(
+                f"could not restore the release to revision {revision} ({e}; log: {self.out / 'restore.log'})",
+                f"helm rollback {self.api.release} {revision} -n {self.api.namespace} --kube-context {self.api.context}",
+            ) from e
 
     def fresh_pods(self, since: float, variants: list[str]) -> None:
         """Each variant runs pods created after SINCE: those the upgrade did not replace are rolled out
@@ -114,8 +135,13 @@ class Lab:
         the demo's own wait (rolled out, none terminating, Ready for LIVENESS_LAB_SETTLE s) follows."""
         pods = self.api.pods()
         for v in variants:
-            stale = [p for p in pods.get("items", []) if (p["metadata"].get("labels") or {}).get(rel.COMPONENT_LABEL) == v
-                     and not p["metadata"].get("deletionTimestamp") and (rel.parse_time(p["metadata"].get("creationTimestamp")) or 0) < since]
+            stale = [
+                p
+                for p in pods.get("items", [])
+                if (p["metadata"].get("labels") or {}).get(rel.COMPONENT_LABEL) == v
+                and not p["metadata"].get("deletionTimestamp")
+                and (rel.parse_time(p["metadata"].get("creationTimestamp")) or 0) < since
+            ]
             if stale:
                 LOG.info("%s: %s pod(s) from before the upgrade: rolling them out again", v, len(stale))
                 self.api.restart_deployment(f"{self.api.release}-{v}")
@@ -129,12 +155,31 @@ class Lab:
         t0 = time.time()
         since = int(t0)  # creationTimestamp has whole seconds
         self.restore_to = self.helm.revision()
-        LOG.info("%s: helm upgrade with the release's values + %s/values-overlay.yaml (restore point: revision %s)", scenario.name, folder.name, self.restore_to)
+        LOG.info(
+            "%s: helm upgrade with the release's values + %s/values-overlay.yaml (restore point: revision %s)",
+            scenario.name,
+            folder.name,
+            self.restore_to,
+        )
         try:
-            self.helm.run("upgrade", self.api.release, str(ROOT / "chart"), "-f", str(self.out / "release-values.yaml"), "-f", str(overlay),
-                          "--wait", "--timeout", self.helm_timeout, log=folder / "helm-upgrade.log", timeout=duration(self.helm_timeout) + 60)
+            self.helm.run(
+                "upgrade",
+                self.api.release,
+                str(ROOT / "chart"),
+                "-f",
+                str(self.out / "release-values.yaml"),
+                "-f",
+                str(overlay),
+                "--wait",
+                "--timeout",
+                self.helm_timeout,
+                log=folder / "helm-upgrade.log",
+                timeout=duration(self.helm_timeout) + 60,
+            )
         except rel.HelmFailed as e:
-            raise SetupError(f"{scenario.name}: helm upgrade failed (log: {folder / 'helm-upgrade.log'}): {e}", "the release is restored on exit") from e
+            raise SetupError(
+                f"{scenario.name}: helm upgrade failed (log: {folder / 'helm-upgrade.log'}): {e}", "the release is restored on exit"
+            ) from e
         self.fresh_pods(since, scenario.variants)
         demo = Demo(demo_options(scenario, folder, self.opts.load), self.console, self.environ, api=self.api, print_summary=False)
         t1 = time.time()
@@ -153,7 +198,11 @@ class Lab:
         t1 = max(t1, float(json.loads((folder / "run.json").read_text()).get("locust_started") or t1))
         result = judge.judge_scenario(scenario, folder)
         judge.write(result, folder)
-        text = [f"{scenario.name}: {result.outcome}"] + [f"  {x.text()}" for x in result.lines] + [f"  cannot tell: {w}" for w in result.why_cannot_tell]
+        text = (
+            [f"{scenario.name}: {result.outcome}"]
+            + [f"  {x.text()}" for x in result.lines]
+            + [f"  cannot tell: {w}" for w in result.why_cannot_tell]
+        )
         (folder / "judgement.txt").write_text("\n".join(text) + "\n")
         for line in text:
             LOG.info("    %s", line)
@@ -161,22 +210,39 @@ class Lab:
         t3 = time.time()
         timing = {"prepareS": round(t1 - t0), "runS": round(t2 - t1), "restoreS": round(t3 - t2), "totalS": round(t3 - t0)}
         (folder / "timing.json").write_text(json.dumps(timing) + "\n")
-        LOG.info("%s: %s (%s s: prepare %s, run %s, restore %s)", scenario.name, result.outcome, timing["totalS"], timing["prepareS"], timing["runS"], timing["restoreS"])
+        LOG.info(
+            "%s: %s (%s s: prepare %s, run %s, restore %s)",
+            scenario.name,
+            result.outcome,
+            timing["totalS"],
+            timing["prepareS"],
+            timing["runS"],
+            timing["restoreS"],
+        )
         return EXIT[result.outcome]
 
     def run(self) -> int:
         scenarios = self.choose()
-        self.out = (Path(self.opts.out) if self.opts.out else ROOT / "reports" / time.strftime("lab-%Y%m%dT%H%M%SZ", time.gmtime())).resolve()
+        self.out = (
+            Path(self.opts.out) if self.opts.out else ROOT / "reports" / time.strftime("lab-%Y%m%dT%H%M%SZ", time.gmtime())
+        ).resolve()
         self.out.mkdir(parents=True, exist_ok=True)
         with log_file(self.out / "lab.log"):
             self.connect()
             try:
                 # The cluster lock for the whole lab, before the first upgrade and until the last restore; the
                 # demos it runs find its token (LIVENESS_LAB_LOCK_TOKEN) and run under it.
-                lock = ClusterLock(ConfigMapStore(self.api.core, self.api.namespace, lock_name(self.api.release)), self.api.context, environ=self.environ, clone=str(ROOT))
+                lock = ClusterLock(
+                    ConfigMapStore(self.api.core, self.api.namespace, lock_name(self.api.release)),
+                    self.api.context,
+                    environ=self.environ,
+                    clone=str(ROOT),
+                )
                 self.claim = lock.claim("lab.sh", len(scenarios) * self.opts.repeat * SCENARIO_MAX_S, self.opts.command)
                 (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
-                LOG.info("lab: %s scenario(s) x %s into %s: %s", len(scenarios), self.opts.repeat, self.out, " ".join(s.name for s in scenarios))
+                LOG.info(
+                    "lab: %s scenario(s) x %s into %s: %s", len(scenarios), self.opts.repeat, self.out, " ".join(s.name for s in scenarios)
+                )
                 started, codes = time.time(), []
                 for i in range(1, self.opts.repeat + 1):
                     for s in scenarios:

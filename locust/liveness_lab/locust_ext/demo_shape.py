@@ -20,7 +20,6 @@ import os
 
 from locust import LoadTestShape
 
-
 # phase -> (Locust option, environment variable, default)
 SOURCES = {
     "users": ("demo_users", "LIVENESS_LAB_USERS", "40"),
@@ -46,8 +45,9 @@ def phases(environ=os.environ, options=None) -> dict:
 def add_options(parser) -> None:
     """The hidden --demo-* options (not in the web UI's form): a /swarm request sets them by name."""
     for name, (option, env, _default) in SOURCES.items():
-        parser.add_argument("--" + option.replace("_", "-"), default=None, include_in_web_ui=False,
-                            help=f"DemoShape's {name} (default: ${env})")
+        parser.add_argument(
+            "--" + option.replace("_", "-"), default=None, include_in_web_ui=False, help=f"DemoShape's {name} (default: ${env})"
+        )
 
 
 class DemoShape(LoadTestShape):

@@ -124,11 +124,26 @@ class LiveHistory:
                 # A pod there at the first sample keeps the restarts it had as a baseline; one created
                 # during the swarm counts all of its restarts.
                 first = not any(self.series[v.name]["t"] for v in TABLE)
-                known = self._pods[p["name"]] = {"variant": p["variant"], "baseline": p["restarts"] if first else 0, "restarts": p["restarts"] if first else 0}
+                known = self._pods[p["name"]] = {
+                    "variant": p["variant"],
+                    "baseline": p["restarts"] if first else 0,
+                    "restarts": p["restarts"] if first else 0,
+                }
             if p["restarts"] > known["restarts"]:
                 t = p["lastTerminatedAt"] if p["lastTerminatedAt"] and p["lastTerminatedAt"] >= self.started - 1 else now
-                why = ", ".join(str(x) for x in (p["lastTerminatedReason"], p["lastTerminatedExitCode"] and f"exit code {p['lastTerminatedExitCode']}") if x)
-                self._add_marker(p["variant"], "restart", t, p["name"], f"container restarted ({why or 'reason not reported'}), restart {p['restarts']}", 1)
+                why = ", ".join(
+                    str(x)
+                    for x in (p["lastTerminatedReason"], p["lastTerminatedExitCode"] and f"exit code {p['lastTerminatedExitCode']}")
+                    if x
+                )
+                self._add_marker(
+                    p["variant"],
+                    "restart",
+                    t,
+                    p["name"],
+                    f"container restarted ({why or 'reason not reported'}), restart {p['restarts']}",
+                    1,
+                )
                 known["restarts"] = p["restarts"]
 
     def _restarts(self, variant: str) -> int:
@@ -146,8 +161,12 @@ class LiveHistory:
         if self.poller is None:
             kube = {"ok": False, "error": "the Pods tab is off (LIVENESS_LAB_PODS_TAB=off): no pod data", "namespace": None}
         else:
-            kube = {"ok": self.poller.error is None, "error": self.poller.error, "namespace": self.poller.kube.namespace,
-                    "updated": self.poller.updated}
+            kube = {
+                "ok": self.poller.error is None,
+                "error": self.poller.error,
+                "namespace": self.poller.kube.namespace,
+                "updated": self.poller.updated,
+            }
         variants = []
         for v in TABLE:
             s = self.series[v.name]
@@ -155,11 +174,25 @@ class LiveHistory:
             has_pods = any(s["pods"])
             if not (swarmed or has_pods or self.markers[v.name]):
                 continue
-            variants.append({"name": v.name, "mode": v.mode, "colour": style.variant_colour(v.name), "swarmed": swarmed,
-                             "has_pods": has_pods, "series": s, "markers": self.markers[v.name]})
+            variants.append(
+                {
+                    "name": v.name,
+                    "mode": v.mode,
+                    "colour": style.variant_colour(v.name),
+                    "swarmed": swarmed,
+                    "has_pods": has_pods,
+                    "series": s,
+                    "markers": self.markers[v.name],
+                }
+            )
         return {
-            "started": self.started, "now": round(now, 3), "updated": self.updated, "state": state,
-            "refresh_s": self.every, "latency_ms": self.latency_ms, "kube": kube,
+            "started": self.started,
+            "now": round(now, 3),
+            "updated": self.updated,
+            "state": state,
+            "refresh_s": self.every,
+            "latency_ms": self.latency_ms,
+            "kube": kube,
             "style": {"markers": style.MARKERS, "reference": style.REFERENCE_COLOUR},
             "variants": variants,
         }

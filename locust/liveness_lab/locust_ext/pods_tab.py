@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import gevent
 from flask import Blueprint, jsonify, request
@@ -63,7 +63,9 @@ def summarize(pods: list[dict], events: list[dict], now: float | None = None) ->
             }
         )
     if not rows:
-        rows.append({"name": "(none)", "ready": "0/0", "restarts": 0, "probe": "", "failed": "", "message": "no liveness-lab pods in the namespace"})
+        rows.append(
+            {"name": "(none)", "ready": "0/0", "restarts": 0, "probe": "", "failed": "", "message": "no liveness-lab pods in the namespace"}
+        )
     return rows
 
 
@@ -74,7 +76,7 @@ def unreachable_rows(error: str) -> list[dict]:
 def _when(ts: float | None, now: float) -> str:
     if not ts:
         return "?"
-    stamp = datetime.fromtimestamp(ts, timezone.utc).strftime("%H:%M:%S UTC")
+    stamp = datetime.fromtimestamp(ts, UTC).strftime("%H:%M:%S UTC")
     return f"{stamp} ({max(0, int(now - ts))} s ago)"
 
 

@@ -40,10 +40,20 @@ class HistoryRows(StatsCSV):
         super().__init__(environment, percentiles)
         # StatsCSVFileWriter's columns, which its __init__ (opening files) sets.
         self.stats_history_csv_columns = [
-            "Timestamp", "User Count", "Type", "Name", "Requests/s", "Failures/s",
+            "Timestamp",
+            "User Count",
+            "Type",
+            "Name",
+            "Requests/s",
+            "Failures/s",
             *get_readable_percentiles(self.percentiles_to_report),
-            "Total Request Count", "Total Failure Count", "Total Median Response Time", "Total Average Response Time",
-            "Total Min Response Time", "Total Max Response Time", "Total Average Content Size",
+            "Total Request Count",
+            "Total Failure Count",
+            "Total Median Response Time",
+            "Total Average Response Time",
+            "Total Min Response Time",
+            "Total Max Response Time",
+            "Total Average Content Size",
         ]
 
     def header(self) -> str:

@@ -8,7 +8,7 @@ Usage (from locust/):
 
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import matplotlib
@@ -86,8 +86,15 @@ def plot_variant(a: VariantAnalysis, ph: Phases, path: Path, latency_ms: float) 
     axes[3].set_ylabel("pods")
     axes[3].yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[3].legend(loc="upper right", fontsize=8)
-    axes[3].set_xlabel("seconds since load start (grey: load, blue: quiet); liveness failure: dotted, v; kill: dashed, X; restart: solid, o")
-    axes[0].set_title(f"{a.variant}: {a.figures.requests} requests, {a.figures.failures} failed, {len(a.pods.restarts)} restarts", color=colour, loc="left", pad=14)
+    axes[3].set_xlabel(
+        "seconds since load start (grey: load, blue: quiet); liveness failure: dotted, v; kill: dashed, X; restart: solid, o"
+    )
+    axes[0].set_title(
+        f"{a.variant}: {a.figures.requests} requests, {a.figures.failures} failed, {len(a.pods.restarts)} restarts",
+        color=colour,
+        loc="left",
+        pad=14,
+    )
     fig.savefig(path, dpi=80)
     plt.close(fig)
 
@@ -104,7 +111,9 @@ def plot_small(analyses: dict[str, VariantAnalysis], ph: Phases, path: Path) -> 
         ax.plot(t, [r.rps for r in a.series], color=colour, linewidth=1.2, label=a.variant)
         ax.plot(t, [r.fps for r in a.series], color=colour, linewidth=1, linestyle=":")
         _markers(ax, a, ph.start)
-        ready.step(_rel([x[0] for x in a.pods.ready], ph.start), [x[1] for x in a.pods.ready], where="post", color=colour, alpha=0.45, linewidth=2)
+        ready.step(
+            _rel([x[0] for x in a.pods.ready], ph.start), [x[1] for x in a.pods.ready], where="post", color=colour, alpha=0.45, linewidth=2
+        )
     ready.set_ylim(-0.1, max((x[2] for a in analyses.values() for x in a.pods.ready), default=1) + 0.5)
     ready.yaxis.set_major_locator(MaxNLocator(integer=True))
     ready.set_ylabel("Ready pods", fontsize=7)
@@ -164,7 +173,7 @@ def run_line(result: Verdict, run: dict) -> str:
     return (
         f"Variants {', '.join(result.analyses)}; {run['users_per_variant']} users each at {run['rate_per_user']} req/s, "
         f"{requested_latency_ms(run):.0f} ms per request; ramp {p['ramp']} s, hold {p['hold']} s, quiet {p['quiet']} s; "
-        f"started {datetime.fromtimestamp(result.phases.start, timezone.utc):%Y-%m-%d %H:%M:%S} UTC "
+        f"started {datetime.fromtimestamp(result.phases.start, UTC):%Y-%m-%d %H:%M:%S} UTC "
         f"({run.get('target', '')}, {run.get('cpus', '?')} CPUs, commit {run.get('commit', '?')})."
     )
 
@@ -176,7 +185,9 @@ def settings_items(result: Verdict) -> Items:
         s = a.settings
         if s is None:
             continue
-        probes = "; ".join(f"{name} {p.describe()}" for name, p in (("liveness", s.liveness), ("readiness", s.readiness), ("startup", s.startup)) if p)
+        probes = "; ".join(
+            f"{name} {p.describe()}" for name, p in (("liveness", s.liveness), ("readiness", s.readiness), ("startup", s.startup)) if p
+        )
         limits = s.resources.get("limits", {})
         loops = f"{s.event_loops} event loops" if s.event_loops else "event loops: the JVM's default"
         env = ", ".join(f"{k}={x}" for k, x in s.env.items() if k != "JAVA_TOOL_OPTIONS")
@@ -190,17 +201,27 @@ def settings_items(result: Verdict) -> Items:
 def event_log(a: VariantAnalysis) -> Section:
     """The variant's probe, kill, back-off and start events (the first 80), one line each."""
     shown = [e for e in a.probes.events if e["reason"] in EVENT_REASONS]
-    return Section(f"{a.variant} ({len(shown)})", [Pre([
-        f"{datetime.fromtimestamp(e['last'], timezone.utc):%H:%M:%S} +{e['last'] - a.phases.start:5.0f}s {e['pod']} {e['reason']} x{e['count']}: {e['message'][:160]}"
-        for e in shown[:80]
-    ])])
+    return Section(
+        f"{a.variant} ({len(shown)})",
+        [
+            Pre(
+                [
+                    f"{datetime.fromtimestamp(e['last'], UTC):%H:%M:%S} +{e['last'] - a.phases.start:5.0f}s {e['pod']} "
+                    f"{e['reason']} x{e['count']}: {e['message'][:160]}"
+                    for e in shown[:80]
+                ]
+            )
+        ],
+    )
 
 
 def load_rows(result: Verdict) -> list[list[str]]:
     """The figures table's served-vs-offered row, when the timeline has the service's own counts."""
     if not result.loads:
         return []
-    return [["served by its pods / offered by Locust"] + [result.loads[v].describe() if v in result.loads else "-" for v in result.analyses]]
+    return [
+        ["served by its pods / offered by Locust"] + [result.loads[v].describe() if v in result.loads else "-" for v in result.analyses]
+    ]
 
 
 def load_items(result: Verdict) -> Items:
@@ -232,19 +253,35 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
         "liveness-lab scripted run",
         result.verdict,
         [
-            Section("", [run_line(result, run), Table([""] + list(an), [[label] + [fn(a) for a in an.values()] for label, fn in FIGURE_ROWS] + load_rows(result))]),
+            Section(
+                "",
+                [
+                    run_line(result, run),
+                    Table([""] + list(an), [[label] + [fn(a) for a in an.values()] for label, fn in FIGURE_ROWS] + load_rows(result)),
+                ],
+            ),
             Section("Settings read from the cluster", [settings_items(result)]),
             Section("Errors (most frequent, per variant)", [Items(errors)]),
             Section("The run was disturbed: no verdict", [Items([Item(d, state="fail") for d in result.disturbances])]),
-            Section("Checks", [
-                Items([Item(f"{c.who}: {c.text}", "ok" if c.ok else "FAIL", "ok" if c.ok else "fail") for c in result.checks], "none (neither blocking nor reactive ran)"),
-                Items([Item(n, "note:") for n in result.notes]),
-            ]),
+            Section(
+                "Checks",
+                [
+                    Items(
+                        [Item(f"{c.who}: {c.text}", "ok" if c.ok else "FAIL", "ok" if c.ok else "fail") for c in result.checks],
+                        "none (neither blocking nor reactive ran)",
+                    ),
+                    Items([Item(n, "note:") for n in result.notes]),
+                ],
+            ),
             Section("Load the variants saw (their own request counts)", [load_items(result)]),
             Section("CPU starvation check", [Items(cpu_items)]),
             *(Section(name, [Image(name, path)], full_report_only=True) for name, path in (images or {}).items()),
             Section("Events during the run", [event_log(a) for a in an.values()], full_report_only=True),
-            Section("", ["Raw data beside this file: run.json, locust_stats_history.csv, locust_stats.csv, timeline.jsonl, verdict.json."], full_report_only=True),
+            Section(
+                "",
+                ["Raw data beside this file: run.json, locust_stats_history.csv, locust_stats.csv, timeline.jsonl, verdict.json."],
+                full_report_only=True,
+            ),
         ],
     )
 

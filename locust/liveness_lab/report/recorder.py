@@ -42,7 +42,7 @@ from liveness_lab.base.variants import SERVICE_PORT
 from . import clock
 
 THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
-_METRIC = re.compile(r'^(\w+)\{([^}]*)\}\s+([0-9.eE+-]+)')
+_METRIC = re.compile(r"^(\w+)\{([^}]*)\}\s+([0-9.eE+-]+)")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 # The service's own meters (WorkEndpoint): requests to /api/work finished, and those being served now.
 SERVED_METRIC, IN_FLIGHT_METRIC = "demo_work_latency_seconds_count", "demo_requests_in_flight"
@@ -72,8 +72,12 @@ NODE_CPU_LOOP = "while :; do head -n 1 /proc/stat; sleep 1; done"
 def kind_node_container(node: str, docker: str = "docker") -> bool:
     """NODE is a kind node container that the local Docker CLI reaches (kind labels its nodes)."""
     try:
-        out = subprocess.run([docker, "inspect", "--format", '{{index .Config.Labels "io.x-k8s.kind.cluster"}}', node],
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            [docker, "inspect", "--format", '{{index .Config.Labels "io.x-k8s.kind.cluster"}}', node],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and out.stdout.strip() not in ("", "<no value>")
@@ -85,8 +89,9 @@ class MachineCpu:
 
     def __init__(self, node: str, on_sample, docker: str = "docker"):
         self.node, self.on_sample = node, on_sample
-        self.proc = subprocess.Popen([docker, "exec", node, "sh", "-c", NODE_CPU_LOOP],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.proc = subprocess.Popen(
+            [docker, "exec", node, "sh", "-c", NODE_CPU_LOOP], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -140,7 +145,9 @@ def parse_service_metrics(text: str) -> dict:
 
 
 class Recorder:
-    def __init__(self, out, kube: Kube, every=1.0, events_every=2.0, throttle_every=15.0, metrics_kube: Kube | None = None, metrics_every=2.0):
+    def __init__(
+        self, out, kube: Kube, every=1.0, events_every=2.0, throttle_every=15.0, metrics_kube: Kube | None = None, metrics_every=2.0
+    ):
         self.out, self.kube = out, kube
         self.every, self.events_every, self.throttle_every = every, events_every, throttle_every
         # The metrics thread has a client of its own: no connection shared across threads.
@@ -225,7 +232,11 @@ class Recorder:
             return
         if not kind_node_container(self.node):
             self.machine_cpu = False
-            self.write("error", what="cpu", message=f"node {self.node} is not a kind node container this Docker reaches: the machine's CPU is not sampled")
+            self.write(
+                "error",
+                what="cpu",
+                message=f"node {self.node} is not a kind node container this Docker reaches: the machine's CPU is not sampled",
+            )
             return
         source = f"/proc/stat of the Docker machine, read in kind node {self.node}"
         self.machine_cpu = MachineCpu(self.node, lambda busy: self.write("cpu", busy=round(busy, 3), source=source))
@@ -277,7 +288,9 @@ def main(argv=None):
     parser.add_argument("--metrics-every", type=float, default=2.0, help="seconds between samples of the service's own counters")
     args = parser.parse_args(argv)
     with open(args.out, "a", encoding="utf-8") as out:
-        recorder = Recorder(out, Kube(args.namespace), every=args.every, metrics_kube=Kube(args.namespace), metrics_every=args.metrics_every)
+        recorder = Recorder(
+            out, Kube(args.namespace), every=args.every, metrics_kube=Kube(args.namespace), metrics_every=args.metrics_every
+        )
 
         def stop(*_):
             recorder.stopped = True

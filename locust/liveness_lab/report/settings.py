@@ -70,8 +70,14 @@ class ProbeSettings:
     def from_json(cls, probe: dict | None):
         if not probe:
             return None
-        return cls(probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"], probe.get("path"), probe.get("port"),
-                   probe.get("type") or "httpGet")
+        return cls(
+            probe["periodSeconds"],
+            probe["timeoutSeconds"],
+            probe["failureThreshold"],
+            probe.get("path"),
+            probe.get("port"),
+            probe.get("type") or "httpGet",
+        )
 
     def describe(self) -> str:
         where = f" {self.path or ''} on {self.port}" if self.port is not None else ""

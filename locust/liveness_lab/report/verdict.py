@@ -233,7 +233,10 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
                 continue
             if p["restarts"] > last_count[name]:
                 at = p["lastTerminatedAt"] if p["lastTerminatedAt"] and p["lastTerminatedAt"] <= t else t
-                restarts += [Restart(name, at, p["lastTerminatedReason"], p["lastTerminatedExitCode"]) for _ in range(p["restarts"] - last_count[name])]
+                restarts += [
+                    Restart(name, at, p["lastTerminatedReason"], p["lastTerminatedExitCode"])
+                    for _ in range(p["restarts"] - last_count[name])
+                ]
                 last_count[name] = p["restarts"]
     pods = sorted(last_count)
     # Pods that were not there when recording began: a rollout or a deletion during the run (a liveness
@@ -263,14 +266,23 @@ class ProbeEvents:
 def probe_events(timeline: list[dict], variant: str, phases: Phases, pods: list[str] | None = None) -> ProbeEvents:
     """PODS: the pods the run saw (its snapshots); events of others (a rollout's old pods, gone before
     the run began) are not the run's."""
-    events = [r for r in timeline if r["kind"] == "event" and r["variant"] == variant and r["last"] is not None and r["last"] >= phases.start - CLOCK_SLACK_S
-              and (pods is None or r["pod"] in pods)]
+    events = [
+        r
+        for r in timeline
+        if r["kind"] == "event"
+        and r["variant"] == variant
+        and r["last"] is not None
+        and r["last"] >= phases.start - CLOCK_SLACK_S
+        and (pods is None or r["pod"] in pods)
+    ]
 
     def times(match):
         return [PodTime(p, t) for p, t in sorted({(e["pod"], e["last"]) for e in events if match(e)}, key=lambda x: x[1])]
 
     return ProbeEvents(
-        events=sorted(({k: e[k] for k in ("t", "pod", "reason", "message", "count", "last")} for e in events), key=lambda e: e["last"] or 0),
+        events=sorted(
+            ({k: e[k] for k in ("t", "pod", "reason", "message", "count", "last")} for e in events), key=lambda e: e["last"] or 0
+        ),
         liveness_failures=times(is_liveness_failure),
         liveness_kills=times(lambda e: e["reason"] == "Killing" and is_liveness_kill(e)),
         unhealthy=sum(e["reason"] == "Unhealthy" for e in events),
@@ -371,7 +383,14 @@ class VariantAnalysis:
             "pods": self.pods.pods,
             "podsAddedDuringRun": self.pods.added_during_run,
             "restarts": [
-                {"pod": r.pod, "t": r.t, "reason": r.reason, "exitCode": r.exit_code, "attribution": r.attribution, "afterLivenessFailure": r.after_liveness_failure}
+                {
+                    "pod": r.pod,
+                    "t": r.t,
+                    "reason": r.reason,
+                    "exitCode": r.exit_code,
+                    "attribution": r.attribution,
+                    "afterLivenessFailure": r.after_liveness_failure,
+                }
                 for r in self.pods.restarts
             ],
             "restartsByPod": self.pods.restarts_by_pod,
@@ -449,9 +468,16 @@ class ServedLoad:
 
     def to_json(self) -> dict:
         return {
-            "served": self.served, "offered": self.offered, "allowance": self.allowance, "samples": self.samples,
-            "missed": self.missed, "resets": self.resets, "beforeStartInFlight": self.before_start_in_flight,
-            "beforeStartServed": self.before_start_served, "extra": self.extra, "busyBefore": self.busy_before,
+            "served": self.served,
+            "offered": self.offered,
+            "allowance": self.allowance,
+            "samples": self.samples,
+            "missed": self.missed,
+            "resets": self.resets,
+            "beforeStartInFlight": self.before_start_in_flight,
+            "beforeStartServed": self.before_start_served,
+            "extra": self.extra,
+            "busyBefore": self.busy_before,
         }
 
 
@@ -516,7 +542,9 @@ def load_findings(loads: dict[str, ServedLoad]) -> tuple[list[str], list[str]]:
     disturbed, notes = [], []
     for v, x in loads.items():
         if x.served is None:
-            disturbed.append(f"{v}: its pods' own request count was never read: the load they saw cannot be compared with what this run offered")
+            disturbed.append(
+                f"{v}: its pods' own request count was never read: the load they saw cannot be compared with what this run offered"
+            )
             continue
         if x.busy_before:
             disturbed.append(
@@ -537,7 +565,10 @@ def load_findings(loads: dict[str, ServedLoad]) -> tuple[list[str], list[str]]:
                 f"{x.served:,} served is a lower bound"
             )
         if x.resets:
-            notes.append(f"{v}: counters started again from 0 after a container restart ({', '.join(f'{p} {n}x' for p, n in sorted(x.resets.items()))}); added up")
+            notes.append(
+                f"{v}: counters started again from 0 after a container restart "
+                f"({', '.join(f'{p} {n}x' for p, n in sorted(x.resets.items()))}); added up"
+            )
     return disturbed, notes
 
 
@@ -555,7 +586,9 @@ def check_blocking(a: VariantAnalysis) -> list[Check]:
         checks.append(Check(who, n >= 1, f"{pod} restarted {n} time(s) (needs >= 1)"))
     for r in a.pods.restarts:
         how = r.attribution or "no liveness failure seen before it"
-        checks.append(Check(who, r.after_liveness_failure, f"{r.pod} restart at +{r.t - a.phases.start:.0f}s preceded by a liveness failure: {how}"))
+        checks.append(
+            Check(who, r.after_liveness_failure, f"{r.pod} restart at +{r.t - a.phases.start:.0f}s preceded by a liveness failure: {how}")
+        )
         checks.append(Check(who, r.reason != "OOMKilled", f"{r.pod} restart reason {r.reason} (exit {r.exit_code}), not OOMKilled"))
     checks.append(Check(who, not a.pods.evicted, f"no blocking pod evicted ({', '.join(a.pods.evicted) or 'none'})"))
     return checks
@@ -583,7 +616,9 @@ def check_kill_timing(a: VariantAnalysis, run: dict) -> tuple[list[Check], list[
     window = variant_kill_window(a, run)
     first = a.first_liveness_kill_s
     if run.get("settings") is None:
-        return [], ["run.json records no probe settings (recorded before it did, or the API did not answer): the kill timing is not checked"]
+        return [], [
+            "run.json records no probe settings (recorded before it did, or the API did not answer): the kill timing is not checked"
+        ]
     if window is None:
         return [], [f"run.json records no liveness probe of {a.variant}: its kill timing is not checked"]
     if first is None:
@@ -612,7 +647,7 @@ def throttled_share(throttles: list[dict]) -> dict[str, float]:
     """Per pod, the share of CFS periods throttled, summed over consecutive samples; a restarted
     container starts its counters again from 0."""
     hits, periods = {}, {}
-    for before, after in zip(throttles, throttles[1:]):
+    for before, after in zip(throttles, throttles[1:], strict=False):
         for pod, m in after["pods"].items():
             prev = before["pods"].get(pod, {})
             for key, acc in (("container_cpu_cfs_throttled_periods_total", hits), ("container_cpu_cfs_periods_total", periods)):
@@ -639,7 +674,9 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
     throttled = {}
     if len(throttles) >= 2:
         throttled = throttled_share(throttles)
-        notes.append("CFS throttling per pod over the run: " + (", ".join(f"{p} {r:.0%}" for p, r in sorted(throttled.items())) or "no data"))
+        notes.append(
+            "CFS throttling per pod over the run: " + (", ".join(f"{p} {r:.0%}" for p, r in sorted(throttled.items())) or "no data")
+        )
     elif throttle_error:
         notes.append(f"CFS throttling: not readable ({throttle_error})")
     reactive = analyses.get(EXPECTED_SPARED)
@@ -648,12 +685,18 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
             if throttled.get(pod, 0) >= THROTTLE_WARN:
                 warnings.append(f"reactive pod {pod} was CPU-throttled in {throttled[pod]:.0%} of its periods")
         if reactive.probes.unhealthy:
-            warnings.append(f"reactive pods failed {reactive.probes.unhealthy} probe(s): with a free event loop that means CPU starvation or a sick node")
+            warnings.append(
+                f"reactive pods failed {reactive.probes.unhealthy} probe(s): with a free event loop that means CPU starvation or a "
+                "sick node"
+            )
         p50 = reactive.figures.hold_median_p50
         if p50 is not None:
             notes.append(f"reactive median latency during the hold: {p50:.0f} ms for {latency_ms:.0f} ms requested")
             if p50 > LATENCY_WARN_FACTOR * latency_ms:
-                warnings.append(f"reactive median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the pod was short of CPU")
+                warnings.append(
+                    f"reactive median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the "
+                    "pod was short of CPU"
+                )
     return CpuCheck(notes, warnings, throttled)
 
 
@@ -689,7 +732,9 @@ class Verdict:
             "disturbances": self.disturbances,
             "cpu": {"notes": self.cpu.notes, "warnings": self.cpu.warnings, "starved": self.cpu.starved, "throttled": self.cpu.throttled},
             "phases": vars(self.phases),
-            "killWindows": {v: {"fromS": w.low, "toS": w.high, "earliestS": w.earliest_s, "latestS": w.latest_s} for v, w in self.kill_windows.items()},
+            "killWindows": {
+                v: {"fromS": w.low, "toS": w.high, "earliestS": w.earliest_s, "latestS": w.latest_s} for v, w in self.kill_windows.items()
+            },
             "variants": {v: a.to_json() for v, a in self.analyses.items()},
             "load": {"notes": self.load_notes, "variants": {v: x.to_json() for v, x in self.loads.items()}},
             "clock": self.clocks.to_json() if self.clocks else None,
@@ -730,9 +775,11 @@ def judge(data: RunData) -> Verdict:
     if clocks.start or clocks.end:
         notes.append(clocks.describe())
     if not clocks.steady:
-        disturbed.append(f"the cluster's clock moved {clocks.drift:.1f} s against the host's during the run "
-                         f"(start {clocks.start.offset:+.1f} s, end {clocks.end.offset:+.1f} s; more than the {clocks.slack:.0f} s slack): "
-                         "no event can be placed on the run's timetable (Docker Desktop's VM clock drifts after the machine sleeps)")
+        disturbed.append(
+            f"the cluster's clock moved {clocks.drift:.1f} s against the host's during the run "
+            f"(start {clocks.start.offset:+.1f} s, end {clocks.end.offset:+.1f} s; more than the {clocks.slack:.0f} s slack): "
+            "no event can be placed on the run's timetable (Docker Desktop's VM clock drifts after the machine sleeps)"
+        )
     loads, load_notes = {}, []
     if records_metrics(data.timeline):
         users = int(run["users_per_variant"])
@@ -740,7 +787,10 @@ def judge(data: RunData) -> Verdict:
         more, load_notes = load_findings(loads)
         disturbed += more
     else:
-        load_notes = ["the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not compared with what Locust offered"]
+        load_notes = [
+            "the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not "
+            "compared with what Locust offered"
+        ]
     if disturbed:
         verdict = "INCONCLUSIVE"
     elif any(not c.ok for c in checks):

@@ -36,10 +36,14 @@ PASSED = pytest.StashKey[int]()
 def pytest_addoption(parser):
     group = parser.getgroup("liveness-lab e2e (tests/e2e)")
     group.addoption("--keep-cluster", action="store_true", help="leave the cluster up after the session")
-    group.addoption("--no-lab", action="store_true",
-                    help="a shortened scripted demo instead of the lab's two quick scenarios (and no latency-change run)")
-    group.addoption("--cluster-up-arg", action="append", default=[], metavar="ARG",
-                    help="an argument for scripts/cluster-up.sh (repeat for several)")
+    group.addoption(
+        "--no-lab",
+        action="store_true",
+        help="a shortened scripted demo instead of the lab's two quick scenarios (and no latency-change run)",
+    )
+    group.addoption(
+        "--cluster-up-arg", action="append", default=[], metavar="ARG", help="an argument for scripts/cluster-up.sh (repeat for several)"
+    )
 
 
 def pytest_configure(config):
@@ -77,13 +81,18 @@ def cluster_up(request, suite_name):
 
     def down():
         if not config.getoption("keep_cluster"):
-            result = kind.run_streamed([kind.SCRIPTS / "cluster-down.sh"], kind.logs_dir() / f"{suite_name}-cluster-down.log", config,
-                                       CLUSTER_DOWN_TIMEOUT_S)
+            result = kind.run_streamed(
+                [kind.SCRIPTS / "cluster-down.sh"], kind.logs_dir() / f"{suite_name}-cluster-down.log", config, CLUSTER_DOWN_TIMEOUT_S
+            )
             assert result.returncode == 0, f"cluster-down failed: {result.describe()}"
 
     try:
-        result = kind.run_streamed([kind.SCRIPTS / "cluster-up.sh", *config.getoption("cluster_up_arg")],
-                                   kind.logs_dir() / f"{suite_name}-cluster-up.log", config, CLUSTER_UP_TIMEOUT_S)
+        result = kind.run_streamed(
+            [kind.SCRIPTS / "cluster-up.sh", *config.getoption("cluster_up_arg")],
+            kind.logs_dir() / f"{suite_name}-cluster-up.log",
+            config,
+            CLUSTER_UP_TIMEOUT_S,
+        )
     except BaseException:  # interrupted: no teardown would run for a fixture not set up
         down()
         raise

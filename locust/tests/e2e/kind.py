@@ -171,10 +171,17 @@ def run_streamed(cmd: list, log: Path, config, timeout: float, env: dict | None 
     capman = config.pluginmanager.getplugin("capturemanager")
     started = time.monotonic()
     timed_out = threading.Event()
-    with open(log, "w") as out, (capman.global_and_fixture_disabled() if capman else contextlib.nullcontext()):
+    with open(log, "w") as out, capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
         print(f"\n$ {' '.join(map(str, cmd))}  (log: {log})", flush=True)
-        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace", env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            [str(c) for c in cmd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            env=env,
+            start_new_session=True,
+        )
         timer = threading.Timer(timeout, lambda: (timed_out.set(), stop_group(proc)))
         timer.start()
         try:
@@ -195,7 +202,9 @@ def pod_states() -> list[tuple[str, str, int]]:
     pods = kubectl_json("-n", NAMESPACE, "get", "pods", "-l", RELEASE_SELECTOR)["items"]
     return sorted(
         (p["metadata"]["name"], p["metadata"]["uid"], sum(c.get("restartCount", 0) for c in p["status"].get("containerStatuses") or []))
-        for p in pods if not p["metadata"].get("deletionTimestamp"))
+        for p in pods
+        if not p["metadata"].get("deletionTimestamp")
+    )
 
 
 def not_ready_pods() -> list[tuple[str, str]]:
@@ -225,10 +234,19 @@ def diagnostics() -> list[tuple[str, str]]:
         except (Exception, subprocess.TimeoutExpired) as e:  # the cluster may be gone or half made
             sections.append((title, f"(could not read: {str(e).strip()[-500:]})"))
 
-    section("kubernetes: nodes and pods", lambda: kubectl("get", "nodes", "-o", "wide", timeout=20).stdout
-            + "\n" + kubectl("get", "pods", "--all-namespaces", "-o", "wide", timeout=20).stdout + f"\nstep logs: {logs_dir()}")
-    section("kubernetes: events, last 30", lambda: "\n".join(
-        kubectl("get", "events", "--all-namespaces", "--sort-by=.lastTimestamp", timeout=20).stdout.splitlines()[-30:]))
+    section(
+        "kubernetes: nodes and pods",
+        lambda: (
+            kubectl("get", "nodes", "-o", "wide", timeout=20).stdout
+            + "\n"
+            + kubectl("get", "pods", "--all-namespaces", "-o", "wide", timeout=20).stdout
+            + f"\nstep logs: {logs_dir()}"
+        ),
+    )
+    section(
+        "kubernetes: events, last 30",
+        lambda: "\n".join(kubectl("get", "events", "--all-namespaces", "--sort-by=.lastTimestamp", timeout=20).stdout.splitlines()[-30:]),
+    )
     try:
         pods = not_ready_pods()
     except (Exception, subprocess.TimeoutExpired) as e:
@@ -236,9 +254,16 @@ def diagnostics() -> list[tuple[str, str]]:
     if not pods:
         sections.append(("kubernetes: pods not ready", "none: every pod's containers are ready"))
     for ns, name in pods[:MAX_PODS_DESCRIBED]:
-        section(f"pod {ns}/{name} (not ready): kubectl describe", lambda: kubectl("-n", ns, "describe", "pod", name, timeout=20).stdout)
-        section(f"pod {ns}/{name} (not ready): logs, last 20 lines", lambda: kubectl(
-            "-n", ns, "logs", name, "--all-containers", "--tail=20", timeout=20, check=False).stdout or "(no log lines)")
+        section(
+            f"pod {ns}/{name} (not ready): kubectl describe",
+            lambda ns=ns, name=name: kubectl("-n", ns, "describe", "pod", name, timeout=20).stdout,
+        )
+        section(
+            f"pod {ns}/{name} (not ready): logs, last 20 lines",
+            lambda ns=ns, name=name: (
+                kubectl("-n", ns, "logs", name, "--all-containers", "--tail=20", timeout=20, check=False).stdout or "(no log lines)"
+            ),
+        )
     if len(pods) > MAX_PODS_DESCRIBED:
         sections.append(("kubernetes: more pods not ready", "\n".join(f"{ns}/{name}" for ns, name in pods[MAX_PODS_DESCRIBED:])))
     return sections

@@ -16,8 +16,9 @@ def test_cluster_up(cluster_up):
 
 def test_the_node_is_ready(cluster):
     nodes = kind.kubectl_json("get", "nodes")["items"]
-    ready = {n["metadata"]["name"]: next((c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"), "no condition")
-             for n in nodes}
+    ready = {
+        n["metadata"]["name"]: next((c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"), "no condition") for n in nodes
+    }
     assert ready and set(ready.values()) == {"True"}, f"Ready conditions: {ready}"
 
 
@@ -35,7 +36,8 @@ def release_node_ports(cluster) -> set[int]:
 def test_the_release_has_the_nodeports_of_the_charts_values(release_node_ports):
     """The parameters below come from chart/values.yaml: the release on the cluster must have those and no other."""
     assert release_node_ports == {port for _, port in NODE_PORTS}, (
-        f"NodePorts of the release: {sorted(release_node_ports)}; of chart/values.yaml (enabled variants, Locust): {NODE_PORTS}")
+        f"NodePorts of the release: {sorted(release_node_ports)}; of chart/values.yaml (enabled variants, Locust): {NODE_PORTS}"
+    )
 
 
 @pytest.mark.parametrize(("name", "node_port"), NODE_PORTS, ids=[f"{name}-{port}" for name, port in NODE_PORTS])

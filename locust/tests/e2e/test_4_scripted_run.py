@@ -10,8 +10,11 @@ from liveness_lab.base import exits
 
 from . import kind
 
-MEANING = {exits.FAIL: "FAIL / a prediction did not hold", exits.INCONCLUSIVE: "INCONCLUSIVE / a run could not tell",
-           exits.SETUP: "set-up error: nothing was judged"}
+MEANING = {
+    exits.FAIL: "FAIL / a prediction did not hold",
+    exits.INCONCLUSIVE: "INCONCLUSIVE / a run could not tell",
+    exits.SETUP: "set-up error: nothing was judged",
+}
 
 
 def out_dir(prefix: str):
@@ -20,14 +23,19 @@ def out_dir(prefix: str):
 
 @pytest.mark.lab
 def test_the_labs_quick_scenarios_hold_every_prediction(cluster, request):
-    run = kind.run_streamed([kind.SCRIPTS / "lab.sh", "--quick", "--out", out_dir("e2e-lab")],
-                            kind.logs_dir() / "e2e-lab.log", request.config, 1800)
+    run = kind.run_streamed(
+        [kind.SCRIPTS / "lab.sh", "--quick", "--out", out_dir("e2e-lab")], kind.logs_dir() / "e2e-lab.log", request.config, 1800
+    )
     assert run.returncode == exits.HELD, f"{MEANING.get(run.returncode, '?')}: {run.describe()}"
 
 
 @pytest.mark.no_lab
 def test_a_short_scripted_demo_passes(cluster, request):
     """A 60 s hold (the first restart comes about 30 s into the load) and 30 s of quiet."""
-    run = kind.run_streamed([kind.SCRIPTS / "demo.sh", "--hold", "60", "--quiet", "30", "--out", out_dir("e2e")],
-                            kind.logs_dir() / "e2e-demo.log", request.config, 1200)
+    run = kind.run_streamed(
+        [kind.SCRIPTS / "demo.sh", "--hold", "60", "--quiet", "30", "--out", out_dir("e2e")],
+        kind.logs_dir() / "e2e-demo.log",
+        request.config,
+        1200,
+    )
     assert run.returncode == exits.PASS, f"{MEANING.get(run.returncode, '?')}: {run.describe()}"

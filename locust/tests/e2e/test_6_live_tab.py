@@ -75,7 +75,9 @@ def blocking_kills(kube, since):
 def reactive_kills(kube, since):
     from liveness_lab.base.kube import event_record, is_liveness_kill
 
-    return [e for e in map(event_record, kube.events()) if e["variant"] == "reactive" and is_liveness_kill(e) and (e["last"] or 0) >= since - 1]
+    return [
+        e for e in map(event_record, kube.events()) if e["variant"] == "reactive" and is_liveness_kill(e) and (e["last"] or 0) >= since - 1
+    ]
 
 
 def headline(page, variant):
@@ -95,8 +97,19 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
         web_post(web_ui, "/stop")
         time.sleep(2)
     started = time.time()
-    assert web_post(web_ui, "/swarm", user_count=2 * USERS_PER_VARIANT, spawn_rate=2 * USERS_PER_VARIANT, user_classes=["BlockingUser", "ReactiveUser"],
-                shape_class="Default", rate_per_user=RATE_PER_USER, latency_ms=1000) == 200
+    assert (
+        web_post(
+            web_ui,
+            "/swarm",
+            user_count=2 * USERS_PER_VARIANT,
+            spawn_rate=2 * USERS_PER_VARIANT,
+            user_classes=["BlockingUser", "ReactiveUser"],
+            shape_class="Default",
+            rate_per_user=RATE_PER_USER,
+            latency_ms=1000,
+        )
+        == 200
+    )
     try:
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -124,13 +137,15 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                     shown = shown_kills(page, "blocking")
                 lag = time.time() - reported
                 assert any(abs(s - k) <= refresh_s for s in shown for k in api_kills), (
-                    f"kill markers shown {shown}, the API's kills {api_kills}, after {lag:.1f} s (allowed {lag_allowed:.0f} s)")
+                    f"kill markers shown {shown}, the API's kills {api_kills}, after {lag:.1f} s (allowed {lag_allowed:.0f} s)"
+                )
 
                 # A person hovers the kill's symbol: its time and message.
                 kill_t = next(s for s in shown if any(abs(s - k) <= refresh_s for k in api_kills))
                 x, y = page.evaluate(
                     "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
-                    [round(kill_t - web_read(web_ui, "/liveness-lab/live")["started"], 1)])
+                    [round(kill_t - web_read(web_ui, "/liveness-lab/live")["started"], 1)],
+                )
                 box = page.get_by_role("img", name="blocking chart").bounding_box()
                 page.mouse.move(box["x"] + x, box["y"] + y)
                 page.get_by_text("failed liveness probe").first.wait_for(timeout=5000)
@@ -144,7 +159,7 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
                 assert blocking["answered"] < 0.5 * reactive["answered"], (blocking, reactive)
                 # Over the whole swarm since the kill, not only now: blocking answered under half its offer.
                 series = next(v for v in web_read(web_ui, "/liveness-lab/live")["variants"] if v["name"] == "blocking")["series"]
-                since_kill = [r for t, r in zip(series["t"], series["rps"]) if t >= min(api_kills)]
+                since_kill = [r for t, r in zip(series["t"], series["rps"], strict=True) if t >= min(api_kills)]
                 assert since_kill and sum(since_kill) / len(since_kill) < 0.5 * OFFERED, since_kill
             finally:
                 if not shot.exists():

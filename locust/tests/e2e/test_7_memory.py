@@ -23,8 +23,9 @@ pytestmark = pytest.mark.usefixtures("cluster")
 
 
 def reactive_containers() -> list[dict]:
-    pods = kind.kubectl_json("get", "pods", "-n", kind.NAMESPACE, "-l",
-                             f"{kind.RELEASE_SELECTOR},app.kubernetes.io/component=reactive")["items"]
+    pods = kind.kubectl_json("get", "pods", "-n", kind.NAMESPACE, "-l", f"{kind.RELEASE_SELECTOR},app.kubernetes.io/component=reactive")[
+        "items"
+    ]
     return [s for p in pods for s in p.get("status", {}).get("containerStatuses", [])]
 
 
@@ -47,8 +48,11 @@ def test_the_reactive_pod_holds_900_requests_in_flight_without_running_out_of_me
         master.stop()
     total = stats["stats"][-1]
     after = reactive_containers()
-    killed = [(s["name"], s.get("lastState", {}).get("terminated", {}).get("reason")) for s in after
-              if s["restartCount"] != before.get(s["name"], s["restartCount"])]
+    killed = [
+        (s["name"], s.get("lastState", {}).get("terminated", {}).get("reason"))
+        for s in after
+        if s["restartCount"] != before.get(s["name"], s["restartCount"])
+    ]
     assert not killed, f"the reactive pod restarted under {USERS} requests in flight (container, last termination): {killed}"
     # ~900 req/s for 50 s; a pod that stopped answering for more than a few seconds has far fewer.
     assert total["num_requests"] >= USERS * HOLD_S * 0.8, total

@@ -31,8 +31,17 @@ def upgraded_to_500(cluster):
     """The release with latencyMs=500 (helm upgrade --reuse-values --wait), rolled back afterwards."""
     before = int(json.loads(kind.helm("status", kind.RELEASE, "-o", "json").stdout)["version"])
     try:
-        kind.helm("upgrade", kind.RELEASE, str(kind.REPO / "chart"), "--reuse-values", "--set", f"latencyMs={LATENCY_MS}",
-                  "--wait", "--timeout", "10m")
+        kind.helm(
+            "upgrade",
+            kind.RELEASE,
+            str(kind.REPO / "chart"),
+            "--reuse-values",
+            "--set",
+            f"latencyMs={LATENCY_MS}",
+            "--wait",
+            "--timeout",
+            "10m",
+        )
         yield before
     finally:
         kind.helm("rollback", kind.RELEASE, str(before), "--wait", "--timeout", "10m")
@@ -44,8 +53,9 @@ def test_a_run_right_after_a_latency_change_runs_at_the_new_latency_and_passes(u
     env = dict(os.environ, LIVENESS_LAB_KUBE_CONTEXT=kind.CONTEXT)
     env.pop("LIVENESS_LAB_LATENCY_MS", None)  # the release must decide
     started = time.time()
-    proc = kind.run_streamed([kind.SCRIPTS / "demo.sh", *DEMO_ARGS, "--out", out], kind.logs_dir() / "e2e-latency-change.log",
-                             request.config, 1800, env=env)
+    proc = kind.run_streamed(
+        [kind.SCRIPTS / "demo.sh", *DEMO_ARGS, "--out", out], kind.logs_dir() / "e2e-latency-change.log", request.config, 1800, env=env
+    )
     assert proc.returncode != exits.SETUP, f"the run could not start: {proc.describe()}"
     run = json.loads((out / "run.json").read_text())
     assert run["latency_ms"] == LATENCY_MS and run["latency_source"] == "release", run
@@ -58,4 +68,6 @@ def test_a_run_right_after_a_latency_change_runs_at_the_new_latency_and_passes(u
     print(f"pods seen: {pods_seen}; {time.time() - started:.0f} s")
     assert all(len(pods) == run["settings"][v]["replicas"] for v, pods in pods_seen.items()), pods_seen
     assert all(run["release_latency_ms"][v] == LATENCY_MS for v in variants), run["release_latency_ms"]
-    assert proc.returncode == exits.PASS, f"verdict {verdict['verdict']}: {[c for c in verdict['checks'] if not c['ok']]}; cpu {verdict['cpu']}"
+    assert proc.returncode == exits.PASS, (
+        f"verdict {verdict['verdict']}: {[c for c in verdict['checks'] if not c['ok']]}; cpu {verdict['cpu']}"
+    )

@@ -13,10 +13,11 @@ the session; a session in which no test passed fails.
 from __future__ import annotations
 
 import pytest
-
 from e2e import conftest as e2e_conftest
-from e2e.conftest import (cluster, cluster_up, pytest_addoption, pytest_runtest_makereport,  # noqa: F401 - the e2e's fixtures and hooks
-                          pytest_sessionfinish, pytest_terminal_summary)
+from e2e.conftest import cluster, cluster_up, pytest_addoption, pytest_runtest_makereport, pytest_sessionfinish, pytest_terminal_summary
+
+# The e2e suite's fixtures and hooks, which pytest finds here as this conftest's own.
+__all__ = ["cluster", "cluster_up", "pytest_addoption", "pytest_runtest_makereport", "pytest_sessionfinish", "pytest_terminal_summary"]
 
 WORKERS = 2
 

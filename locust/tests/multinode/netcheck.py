@@ -18,28 +18,47 @@ def manifests(nodes: list[str]) -> dict:
     items = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}]
     for i, node in enumerate(nodes):
         labels = {"app": "netcheck", "netcheck": str(i)}
-        items.append({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"netcheck-{i}", "namespace": NAMESPACE, "labels": labels},
-            "spec": {
-                "nodeName": node,  # past the scheduler: the control plane's taint does not keep it away
-                "tolerations": [{"operator": "Exists"}],
-                "containers": [{"name": "http", "image": IMAGE, "imagePullPolicy": "Never",
-                                "command": ["python3", "-m", "http.server", str(PORT)],
-                                "ports": [{"containerPort": PORT}],
-                                "readinessProbe": {"tcpSocket": {"port": PORT}, "periodSeconds": 2}}],
-                "terminationGracePeriodSeconds": 1,
-            }})
-        items.append({
-            "apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": f"netcheck-{i}", "namespace": NAMESPACE},
-            "spec": {"selector": labels, "ports": [{"port": 80, "targetPort": PORT}]}})
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"netcheck-{i}", "namespace": NAMESPACE, "labels": labels},
+                "spec": {
+                    "nodeName": node,  # past the scheduler: the control plane's taint does not keep it away
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [
+                        {
+                            "name": "http",
+                            "image": IMAGE,
+                            "imagePullPolicy": "Never",
+                            "command": ["python3", "-m", "http.server", str(PORT)],
+                            "ports": [{"containerPort": PORT}],
+                            "readinessProbe": {"tcpSocket": {"port": PORT}, "periodSeconds": 2},
+                        }
+                    ],
+                    "terminationGracePeriodSeconds": 1,
+                },
+            }
+        )
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"netcheck-{i}", "namespace": NAMESPACE},
+                "spec": {"selector": labels, "ports": [{"port": 80, "targetPort": PORT}]},
+            }
+        )
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
 def apply(nodes: list[str]) -> None:
-    proc = subprocess.run([kind.tool("kubectl"), "--context", kind.CONTEXT, "apply", "-f", "-"],
-                               input=json.dumps(manifests(nodes)), capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [kind.tool("kubectl"), "--context", kind.CONTEXT, "apply", "-f", "-"],
+        input=json.dumps(manifests(nodes)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, f"kubectl apply of the netcheck pods failed: {proc.stderr}"
     kind.kubectl("-n", NAMESPACE, "wait", "--for=condition=Ready", "pod", "-l", "app=netcheck", "--timeout=180s", timeout=240)
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import ipaddress
 import json
-
 import time
 
 import pytest
-
 from e2e import kind
 
 from . import netcheck
@@ -29,13 +27,15 @@ def nodes(cluster) -> list[dict]:
     """[{name, cidr, ip, ready, roles}] of every node."""
     found = []
     for n in kind.kubectl_json("get", "nodes")["items"]:
-        found.append({
-            "name": n["metadata"]["name"],
-            "cidr": n["spec"].get("podCIDR"),
-            "ip": next((a["address"] for a in n["status"]["addresses"] if a["type"] == "InternalIP"), None),
-            "ready": next((c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"), None),
-            "control_plane": "node-role.kubernetes.io/control-plane" in n["metadata"].get("labels", {}),
-        })
+        found.append(
+            {
+                "name": n["metadata"]["name"],
+                "cidr": n["spec"].get("podCIDR"),
+                "ip": next((a["address"] for a in n["status"]["addresses"] if a["type"] == "InternalIP"), None),
+                "ready": next((c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"), None),
+                "control_plane": "node-role.kubernetes.io/control-plane" in n["metadata"].get("labels", {}),
+            }
+        )
     return found
 
 
@@ -47,7 +47,7 @@ def test_three_nodes_ready_each_with_its_own_pod_range(nodes):
     assert len(nodes) == NODES and sum(n["control_plane"] for n in nodes) == 1, nodes
     assert all(n["ready"] == "True" for n in nodes), nodes
     cidrs = [ipaddress.ip_network(n["cidr"]) for n in nodes]
-    assert all(not a.overlaps(b) for i, a in enumerate(cidrs) for b in cidrs[i + 1:]), f"overlapping pod ranges: {cidrs}"
+    assert all(not a.overlaps(b) for i, a in enumerate(cidrs) for b in cidrs[i + 1 :]), f"overlapping pod ranges: {cidrs}"
 
 
 def test_every_node_routes_every_other_nodes_pod_range_via_its_ip(nodes):
@@ -75,10 +75,14 @@ def test_each_nodes_cni_config_gives_addresses_from_its_own_range(nodes):
 
 def test_no_pod_has_an_address_outside_its_nodes_range(nodes):
     cidrs = {n["name"]: ipaddress.ip_network(n["cidr"]) for n in nodes}
-    wrong = [f"{p['metadata']['namespace']}/{p['metadata']['name']} on {p['spec']['nodeName']}: {p['status']['podIP']}"
-             for p in kind.kubectl_json("get", "pods", "--all-namespaces")["items"]
-             if not p["spec"].get("hostNetwork") and p["status"].get("podIP") and p["spec"].get("nodeName") in cidrs
-             and ipaddress.ip_address(p["status"]["podIP"]) not in cidrs[p["spec"]["nodeName"]]]
+    wrong = [
+        f"{p['metadata']['namespace']}/{p['metadata']['name']} on {p['spec']['nodeName']}: {p['status']['podIP']}"
+        for p in kind.kubectl_json("get", "pods", "--all-namespaces")["items"]
+        if not p["spec"].get("hostNetwork")
+        and p["status"].get("podIP")
+        and p["spec"].get("nodeName") in cidrs
+        and ipaddress.ip_address(p["status"]["podIP"]) not in cidrs[p["spec"]["nodeName"]]
+    ]
     assert not wrong, f"pods outside their node's podCIDR ({cidrs}): {wrong}"
 
 
@@ -97,7 +101,7 @@ def test_a_pod_on_each_node_reaches_pods_and_services_on_the_other_nodes(netchec
     # seconds on a busy machine (until then kube-proxy refuses: ECONNREFUSED): what fails is asked again,
     # for up to 60 s.
     todo = {}
-    for i, (_, node) in netcheck_pods.items():
+    for i in netcheck_pods:
         others = [j for j in netcheck_pods if j != i]
         todo[i] = [f"http://{netcheck_pods[j][0]}:{netcheck.PORT}/" for j in others]
         todo[i] += [f"http://netcheck-{j}.{netcheck.NAMESPACE}.svc.cluster.local/" for j in others]  # DNS, then a Service

@@ -13,8 +13,8 @@ import threading
 import time
 
 import pytest
-
 from e2e import kind
+
 from liveness_lab.base import exits
 from liveness_lab.demo import cluster_lock as lock
 
@@ -22,8 +22,15 @@ SECOND = {"release": "bob", "namespace": "ws-bob"}
 FIRST = {"release": kind.RELEASE, "namespace": kind.NAMESPACE}
 RESTRICTED = [f"pod-security.kubernetes.io/{mode}=restricted" for mode in ("enforce", "warn", "audit")]
 DEMO_ARGS = ["--load", "cluster", "--hold", "60", "--quiet", "30"]
-CLUSTER_SCOPED = ["clusterroles", "clusterrolebindings", "priorityclasses", "storageclasses", "validatingwebhookconfigurations",
-                  "mutatingwebhookconfigurations", "customresourcedefinitions"]
+CLUSTER_SCOPED = [
+    "clusterroles",
+    "clusterrolebindings",
+    "priorityclasses",
+    "storageclasses",
+    "validatingwebhookconfigurations",
+    "mutatingwebhookconfigurations",
+    "customresourcedefinitions",
+]
 
 
 def instance(release: str) -> str:
@@ -39,11 +46,30 @@ def second_release(cluster, tmp_path_factory):
     local.write_text("imagePullSecrets: []\n")
     kind.kubectl("create", "namespace", ns)
     kind.kubectl("label", "namespace", ns, "--overwrite", *RESTRICTED)
-    kind.run([kind.tool("helm"), "install", SECOND["release"], str(kind.REPO / "chart"), "--kube-context", kind.CONTEXT,
-              "--namespace", ns, "-f", str(kind.REPO / "chart" / "ci" / "shared-cluster-values.yaml"),
-              "--set", f"image.repository={kind.VERSIONS['SERVICE_IMAGE']}",
-              "--set", f"locust.image.repository={kind.VERSIONS['LOCUST_IMAGE']}",
-              "-f", str(local), "--wait", "--timeout", "5m"], timeout=400)
+    kind.run(
+        [
+            kind.tool("helm"),
+            "install",
+            SECOND["release"],
+            str(kind.REPO / "chart"),
+            "--kube-context",
+            kind.CONTEXT,
+            "--namespace",
+            ns,
+            "-f",
+            str(kind.REPO / "chart" / "ci" / "shared-cluster-values.yaml"),
+            "--set",
+            f"image.repository={kind.VERSIONS['SERVICE_IMAGE']}",
+            "--set",
+            f"locust.image.repository={kind.VERSIONS['LOCUST_IMAGE']}",
+            "-f",
+            str(local),
+            "--wait",
+            "--timeout",
+            "5m",
+        ],
+        timeout=400,
+    )
     return SECOND
 
 
@@ -76,8 +102,14 @@ def test_each_releases_rbac_binds_only_its_own_serviceaccount_in_its_namespace(s
 
 
 def locks_held() -> dict[str, bool]:
-    return {r["release"]: bool(kind.kubectl("-n", r["namespace"], "get", "configmap", lock.lock_name(r["release"]),
-                                            "--ignore-not-found", "-o", "name").stdout.strip()) for r in (FIRST, SECOND)}
+    return {
+        r["release"]: bool(
+            kind.kubectl(
+                "-n", r["namespace"], "get", "configmap", lock.lock_name(r["release"]), "--ignore-not-found", "-o", "name"
+            ).stdout.strip()
+        )
+        for r in (FIRST, SECOND)
+    }
 
 
 def test_both_demos_at_once_with_the_load_from_inside_the_cluster_pass(second_release, request, tmp_path):
@@ -87,7 +119,10 @@ def test_both_demos_at_once_with_the_load_from_inside_the_cluster_pass(second_re
         outs[r["release"]] = tmp_path / r["release"]
         results[r["release"]] = kind.run_streamed(
             [kind.SCRIPTS / "demo.sh", *DEMO_ARGS, "--namespace", r["namespace"], "--release", r["release"], "--out", outs[r["release"]]],
-            kind.logs_dir() / f"multinode-demo-{r['release']}.log", request.config, 1200)
+            kind.logs_dir() / f"multinode-demo-{r['release']}.log",
+            request.config,
+            1200,
+        )
 
     threads = [threading.Thread(target=demo, args=(r,)) for r in (FIRST, SECOND)]
     for t in threads:
@@ -104,12 +139,18 @@ def test_both_demos_at_once_with_the_load_from_inside_the_cluster_pass(second_re
         name = r["release"]
         verdict = json.loads((outs[name] / "verdict.json").read_text()) if (outs[name] / "verdict.json").exists() else {}
         variants = verdict.get("variants", {})
-        nodes = {p["metadata"]["name"]: p["spec"].get("nodeName")
-                 for p in kind.kubectl_json("-n", r["namespace"], "get", "pods", "-l", instance(name))["items"]}
-        summary[name] = {"exit": results[name].returncode, "verdict": verdict.get("verdict"),
-                         "first kill s": variants.get("blocking", {}).get("firstLivenessKillS"),
-                         "kill window": verdict.get("killWindows", {}).get("blocking"),
-                         "reactive failed": variants.get("reactive", {}).get("failures"), "nodes": nodes}
+        nodes = {
+            p["metadata"]["name"]: p["spec"].get("nodeName")
+            for p in kind.kubectl_json("-n", r["namespace"], "get", "pods", "-l", instance(name))["items"]
+        }
+        summary[name] = {
+            "exit": results[name].returncode,
+            "verdict": verdict.get("verdict"),
+            "first kill s": variants.get("blocking", {}).get("firstLivenessKillS"),
+            "kill window": verdict.get("killWindows", {}).get("blocking"),
+            "reactive failed": variants.get("reactive", {}).get("failures"),
+            "nodes": nodes,
+        }
     # Kept beside the suite's logs: the figures of the run (docs/multinode.md), passed or failed.
     (kind.logs_dir() / "multinode-demos.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary, indent=1))

@@ -32,10 +32,12 @@ KEPT: dict[str, str] = {}
 
 def pytest_addoption(parser):
     group = parser.getgroup("registry", "the registry suite (locust/tests/registry)")
-    group.addoption("--registry-keep", action="store_true",
-                    help="leave the cluster, the registry, the file server and the mirror setting up afterwards")
-    group.addoption("--registry-no-e2e", action="store_true",
-                    help="stop after the stand-ins, the file server and the mirror (no cluster is created)")
+    group.addoption(
+        "--registry-keep", action="store_true", help="leave the cluster, the registry, the file server and the mirror setting up afterwards"
+    )
+    group.addoption(
+        "--registry-no-e2e", action="store_true", help="stop after the stand-ins, the file server and the mirror (no cluster is created)"
+    )
 
 
 def _named_on_command_line(config) -> bool:
@@ -133,16 +135,23 @@ def _our_process(options, say, name: str, start, started: str, label: str, kept_
 @pytest.fixture(scope="session")
 def registry(options, say):
     """HOST:PORT of Debian's docker-registry, our own process on 127.0.0.1."""
-    yield from _our_process(options, say, "registry", sim.start_registry,
-                            f"docker-registry on {{}}, storage {sim.SIM / 'registry' / 'storage'} (log: {sim.log_path('registry')})",
-                            "registry", "{} (dockerd's mirror)")
+    yield from _our_process(
+        options,
+        say,
+        "registry",
+        sim.start_registry,
+        f"docker-registry on {{}}, storage {sim.SIM / 'registry' / 'storage'} (log: {sim.log_path('registry')})",
+        "registry",
+        "{} (dockerd's mirror)",
+    )
 
 
 @pytest.fixture(scope="session")
 def file_server(options, say):
     """URL of the file server holding kind, helm and kubectl as their official downloads."""
-    yield from _our_process(options, say, "files", sim.start_file_server,
-                            f"serving {sim.FILES} on {{}} (log: {sim.log_path('files')})", "file server")
+    yield from _our_process(
+        options, say, "files", sim.start_file_server, f"serving {sim.FILES} on {{}} (log: {sim.log_path('files')})", "file server"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -176,8 +185,11 @@ class Standins:
 def standins(registry, local_images, options, say):
     yield Standins(registry, say)
     if not options.keep:
-        _undo(say, "untagging the Docker Hub names",
-              lambda: "Docker Hub names untagged" + "".join(f"; could not untag {ref}" for ref in sim.remove_hub_refs()))
+        _undo(
+            say,
+            "untagging the Docker Hub names",
+            lambda: "Docker Hub names untagged" + "".join(f"; could not untag {ref}" for ref in sim.remove_hub_refs()),
+        )
 
 
 @dataclass
@@ -282,9 +294,11 @@ def e2e(cluster_guard, standins, file_server, tree, inner_path, say) -> E2E:
     """scripts/test-e2e.sh --keep --no-lab (the lab's scenarios prove nothing about where images and tools
     come from) in the tree's copy, with an empty cache, as the registry path sees it."""
     if sim.cluster_present():
-        pytest.fail(f"a kind cluster '{sim.CLUSTER}' exists (another test or a demo?): it would be reused, not made "
-                    "by the registry path; fix: scripts/cluster-down.sh (or scripts/test-registry.sh --down after a "
-                    "--keep run), then run this again")
+        pytest.fail(
+            f"a kind cluster '{sim.CLUSTER}' exists (another test or a demo?): it would be reused, not made "
+            "by the registry path; fix: scripts/cluster-down.sh (or scripts/test-registry.sh --down after a "
+            "--keep run), then run this again"
+        )
     digests = {key: standins.pushed(key) for key in sim.STANDINS}
     node = sim.STANDINS["node"]
     node_ref = f"{node.name}:{node.tag}@{digests['node']}"
@@ -294,9 +308,10 @@ def e2e(cluster_guard, standins, file_server, tree, inner_path, say) -> E2E:
         folder.mkdir(parents=True)
     files_log = sim.log_path("files")
     start = files_log.stat().st_size if files_log.exists() else 0
-    say(f"LIVENESS_LAB_NODE_IMAGE={node_ref} LIVENESS_LAB_DOWNLOAD_MIRROR={file_server} "
-        f"LIVENESS_LAB_CACHE={sim.E2E_CACHE} (empty) LIVENESS_LAB_JUNIT={sim.E2E_JUNIT}")
+    say(
+        f"LIVENESS_LAB_NODE_IMAGE={node_ref} LIVENESS_LAB_DOWNLOAD_MIRROR={file_server} "
+        f"LIVENESS_LAB_CACHE={sim.E2E_CACHE} (empty) LIVENESS_LAB_JUNIT={sim.E2E_JUNIT}"
+    )
     cluster_guard.made, cluster_guard.env = True, env
-    rc = run_watched(say, "scripts/test-e2e.sh --keep --no-lab", ["scripts/test-e2e.sh", "--keep", "--no-lab"], env,
-                     sim.log_path("e2e"))
+    rc = run_watched(say, "scripts/test-e2e.sh --keep --no-lab", ["scripts/test-e2e.sh", "--keep", "--no-lab"], env, sim.log_path("e2e"))
     return E2E(rc, env, sim.log_path("e2e"), start)

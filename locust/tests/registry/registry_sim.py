@@ -105,7 +105,7 @@ def run_logged(name: str, argv: list[str], **kwargs) -> str:
 def bash_lib(name: str, program: str, *args: str, libs: str = "tools.sh airgap.sh") -> str:
     """PROGRAM in bash with scripts/lib/common.sh and LIBS sourced (their functions, not re-implemented)."""
     sources = "".join(f'. "$LL_LIB/{lib}"; ' for lib in libs.split())
-    script = f'set -o errexit -o nounset -o pipefail; . scripts/lib/common.sh; {sources}{program}'
+    script = f"set -o errexit -o nounset -o pipefail; . scripts/lib/common.sh; {sources}{program}"
     return run_logged(name, ["bash", "-c", script, "bash", *args], cwd=REPO)
 
 
@@ -166,8 +166,7 @@ def start_process(name: str, argv: list[str], marker: str) -> int:
     STATE.mkdir(parents=True, exist_ok=True)
     LOGS.mkdir(parents=True, exist_ok=True)
     with open(log_path(name), "ab") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     (STATE / f"{name}.pid").write_text(f"{proc.pid} {marker}\n")
     return proc.pid
 
@@ -316,12 +315,16 @@ def ensure_local_images() -> list[str]:
     or two each). The node image takes 15-20 minutes and comes from cluster-up; any one built here will do."""
     said = []
     for builder in ("build_jre_image", "build_jdk_image", "build_python_image"):
-        out = bash_lib(builder, f'declare -F {builder} >/dev/null || {{ echo "scripts/lib/airgap.sh has no {builder}"; exit 1; }}; {builder}')
+        out = bash_lib(
+            builder, f'declare -F {builder} >/dev/null || {{ echo "scripts/lib/airgap.sh has no {builder}"; exit 1; }}; {builder}'
+        )
         said.append(out.strip().splitlines()[-1] if out.strip() else f"{builder}: done")
     node = STANDINS["node"].local_base
     if not image_exists(node):
-        raise SimError(f"the locally built node image {node} is missing (the kindest/node stand-in is made from it); "
-                       "fix: LIVENESS_LAB_REGISTRY=no scripts/cluster-up.sh builds it (15-20 min), then scripts/cluster-down.sh")
+        raise SimError(
+            f"the locally built node image {node} is missing (the kindest/node stand-in is made from it); "
+            "fix: LIVENESS_LAB_REGISTRY=no scripts/cluster-up.sh builds it (15-20 min), then scripts/cluster-down.sh"
+        )
     return said + [f"node image: {node}"]
 
 
@@ -425,8 +428,10 @@ def build_standin(key: str) -> str:
             return f"{s.sim_tag}: {s.local_base} retagged"
         (ctx / "default-cni.yaml").write_text(NODE_CNI_MANIFEST)
         (ctx / "Dockerfile").write_text(f"FROM {s.local_base}\nCOPY default-cni.yaml /kind/manifests/default-cni.yaml\n")
-    run_logged(f"build-{key}", ["docker", "build", "--label", f"io.livenesslab.standin={s.official} from {s.local_base}",
-                                "-t", s.sim_tag, str(ctx)])
+    run_logged(
+        f"build-{key}",
+        ["docker", "build", "--label", f"io.livenesslab.standin={s.official} from {s.local_base}", "-t", s.sim_tag, str(ctx)],
+    )
     return f"{s.sim_tag}: built from {s.local_base} (log: {log_path('build-' + key)})"
 
 
@@ -558,8 +563,9 @@ def lay_out_downloads() -> None:
             folder.mkdir(parents=True)
             shutil.copyfile(built_tool("helm"), folder / "helm")
             (folder / "helm").chmod(0o755)
-            (folder / "README.md").write_text(f"helm {V['HELM_VERSION']} built from source: the stand-in of Helm's "
-                                              "release tarball (locust/tests/registry)\n")
+            (folder / "README.md").write_text(
+                f"helm {V['HELM_VERSION']} built from source: the stand-in of Helm's release tarball (locust/tests/registry)\n"
+            )
 
             def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
                 info.uid = info.gid = 0
@@ -581,8 +587,9 @@ def start_file_server() -> str:
     8780); its URL once it answers."""
     lay_out_downloads()
     port = free_port(int(os.environ.get("LIVENESS_LAB_SIM_FILES_PORT", "8780")))
-    start_process("files", [sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory",
-                            str(FILES), str(port)], str(FILES))
+    start_process(
+        "files", [sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(FILES), str(port)], str(FILES)
+    )
     url = f"http://127.0.0.1:{port}"
     if not wait_http(url + "/"):
         raise SimError(f"the file server does not answer on {url}:\n{tail(log_path('files'), 5)}")
@@ -715,8 +722,9 @@ def cluster_present() -> bool:
 
 def source_files() -> list[str]:
     """The working tree's tracked and untracked-not-ignored files (those that exist), as a clone has them."""
-    out = subprocess.run(["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"], cwd=REPO,
-                         capture_output=True, check=True).stdout.decode()
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"], cwd=REPO, capture_output=True, check=True
+    ).stdout.decode()
     return sorted({f for f in out.split("\0") if f and os.path.lexists(REPO / f)})
 
 
@@ -781,8 +789,9 @@ def macos_path(path: str) -> tuple[str, list[str]]:
     that a Mac lacks. The new PATH and the tools left out (MACOS_MISSING)."""
     bash_lib("macos-userland-awk", "ensure_pkg original-awk original-awk", libs="")
     userland = REPO / "scripts" / "libexec" / "macos_userland.py"
-    out = run_logged("macos-userland", [sys.executable, str(userland), str(SIM / "path" / "macos"), path,
-                                        str(SIM / "path" / "gnu-less")], cwd=REPO)
+    out = run_logged(
+        "macos-userland", [sys.executable, str(userland), str(SIM / "path" / "macos"), path, str(SIM / "path" / "gnu-less")], cwd=REPO
+    )
     missing = run_logged("macos-userland-missing", [sys.executable, str(userland), "--missing"], cwd=REPO)
     return out.strip().splitlines()[-1], missing.split()
 
@@ -791,11 +800,25 @@ def inner_env(path: str, files_url: str, node_ref: str) -> dict:
     """The environment of the registry path as a laptop has it: PATH, the empty cache, the file server as
     download mirror, the stand-in node pinned by digest, registry detection automatic, and nothing of
     this suite's own settings (LL_*, Go's and Java's, pytest's)."""
-    dropped = ("GOROOT", "GOPATH", "GOBIN", "GOFLAGS", "GOTOOLCHAIN", "JAVA_HOME", "LIVENESS_LAB_REGISTRY",
-               "LIVENESS_LAB_LOGS", "VIRTUAL_ENV")
+    dropped = (
+        "GOROOT",
+        "GOPATH",
+        "GOBIN",
+        "GOFLAGS",
+        "GOTOOLCHAIN",
+        "JAVA_HOME",
+        "LIVENESS_LAB_REGISTRY",
+        "LIVENESS_LAB_LOGS",
+        "VIRTUAL_ENV",
+    )
     env = {k: v for k, v in os.environ.items() if not (k.startswith(("LL_", "PYTEST_")) or k in dropped)}
-    env.update(PATH=path, LIVENESS_LAB_CACHE=str(E2E_CACHE), LIVENESS_LAB_DOWNLOAD_MIRROR=files_url,
-               LIVENESS_LAB_NODE_IMAGE=node_ref, LIVENESS_LAB_JUNIT=str(E2E_JUNIT))
+    env.update(
+        PATH=path,
+        LIVENESS_LAB_CACHE=str(E2E_CACHE),
+        LIVENESS_LAB_DOWNLOAD_MIRROR=files_url,
+        LIVENESS_LAB_NODE_IMAGE=node_ref,
+        LIVENESS_LAB_JUNIT=str(E2E_JUNIT),
+    )
     return env
 
 
@@ -806,8 +829,13 @@ def save_inner_path(path: str) -> None:
 
 def pod_states(env: dict) -> list[str]:
     """Every pod of the cluster as "NAMESPACE/NAME UID RESTARTS...", sorted."""
-    proc = subprocess.run([str(TREE / ".tools" / "bin" / "kubectl"), "--context", f"kind-{CLUSTER}", "get", "pods",
-                           "-A", "-o", "json"], cwd=TREE, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(TREE / ".tools" / "bin" / "kubectl"), "--context", f"kind-{CLUSTER}", "get", "pods", "-A", "-o", "json"],
+        cwd=TREE,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise SimError(f"kubectl get pods: exit {proc.returncode}: {proc.stderr.strip()}")
     states = []

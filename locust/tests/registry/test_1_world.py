@@ -53,7 +53,7 @@ def test_standin_built_and_pushed(standins, registry, key):
 
 
 # What the service's build and image rely on, and no curl or wget (helm test must pass without them).
-TEMURIN_CHECK = r'''
+TEMURIN_CHECK = r"""
 set -e
 echo "JAVA_HOME=$JAVA_HOME, java: $(command -v java)"
 [ "$JAVA_HOME" = /opt/java/openjdk ] && [ "$(command -v java)" = /opt/java/openjdk/bin/java ]
@@ -65,7 +65,7 @@ for tool in curl wget; do
   if command -v "$tool"; then echo "$tool is present: the official image has none"; exit 1; fi
 done
 echo "no curl, no wget"
-'''
+"""
 
 
 @pytest.mark.parametrize("key", ["jre", "jdk"])
@@ -83,8 +83,9 @@ def test_locust_standin(standins):
     out = sim.in_image(s.sim_tag, "--version")
     version = out.stdout + out.stderr
     assert out.returncode == 0, version
-    assert re.search(rf"locust {re.escape(s.tag)} from /opt/venv/.*Python {re.escape(sim.STANDIN_PYTHON)}\.", version), \
+    assert re.search(rf"locust {re.escape(s.tag)} from /opt/venv/.*Python {re.escape(sim.STANDIN_PYTHON)}\.", version), (
         f"want locust {s.tag} from /opt/venv on Python {sim.STANDIN_PYTHON}: {version}"
+    )
     out = sim.in_image(s.sim_tag, "-c", 'echo "$(id -un) $(pwd) ${PATH%%:*}"', entrypoint="sh")
     assert out.stdout.strip() == "locust /home/locust /opt/venv/bin"
     entrypoint = sim.docker("image", "inspect", "--format", "{{json .Config.Entrypoint}}", s.sim_tag).stdout
@@ -105,8 +106,7 @@ def test_mirror_is_the_local_registry(mirror):
     assert sim.mirror_listed(mirror.url), f"docker info lists {sim.docker_mirrors()}"
     now = sim.read_daemon_json()
     assert now["registry-mirrors"][0] == mirror.url
-    assert {k: v for k, v in now.items() if k != "registry-mirrors"} == \
-        {k: v for k, v in mirror.before.items() if k != "registry-mirrors"}
+    assert {k: v for k, v in now.items() if k != "registry-mirrors"} == {k: v for k, v in mirror.before.items() if k != "registry-mirrors"}
 
 
 def test_pull_goes_through_the_mirror(mirror, standins, registry, say):
@@ -126,8 +126,9 @@ def test_pull_goes_through_the_mirror(mirror, standins, registry, say):
         say(f"docker pull of {ref}: {time.monotonic() - started:.1f}s")
     asked = log.read_bytes()[start:].decode(errors="replace")
     for s in (node, jre):
-        assert re.search(rf'"(GET|HEAD) /v2/{re.escape(s.hub_path)}/manifests/{re.escape(s.tag)} ', asked), \
+        assert re.search(rf'"(GET|HEAD) /v2/{re.escape(s.hub_path)}/manifests/{re.escape(s.tag)} ', asked), (
             f"the registry's log shows no pull of {s.official}"
+        )
     assert not sim.remove_hub_refs(), "could not untag the pulled Docker Hub names"
     with sim.registry_get(registry, f"{node.hub_path}/manifests/{digest}") as response:
         layers = [layer["digest"] for layer in json.load(response)["layers"]]
@@ -136,8 +137,10 @@ def test_pull_goes_through_the_mirror(mirror, standins, registry, say):
         with sim.registry_get(registry, f"{node.hub_path}/blobs/{layer}", accept="*/*") as response:
             while chunk := response.read(1 << 20):
                 size += len(chunk)
-    say(f"the node image's {len(layers)} layers, {size // 1000000} MB compressed, fetched from the registry "
-        f"in {time.monotonic() - started:.1f}s")
+    say(
+        f"the node image's {len(layers)} layers, {size // 1000000} MB compressed, fetched from the registry "
+        f"in {time.monotonic() - started:.1f}s"
+    )
 
 
 @pytest.mark.parametrize("key", KEYS)

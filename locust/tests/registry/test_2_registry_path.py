@@ -21,7 +21,8 @@ MODE_LINE = re.compile(r"^\s*mode:\s+(\S+) \(", re.MULTILINE)
 def test_no_cluster_before_the_run():
     assert not sim.cluster_present(), (
         f"a kind cluster '{sim.CLUSTER}' exists (another test or a demo?): it would be reused, not made by the "
-        "registry path; fix: scripts/cluster-down.sh (or scripts/test-registry.sh --down after a --keep run)")
+        "registry path; fix: scripts/cluster-down.sh (or scripts/test-registry.sh --down after a --keep run)"
+    )
 
 
 def test_tree_copy(tree):
@@ -62,8 +63,9 @@ def inner_failures() -> list[str]:
 
 def test_e2e_passes(e2e):
     """scripts/test-e2e.sh --keep --no-lab exits 0: every one of its tests passed."""
-    assert e2e.rc == 0, (f"scripts/test-e2e.sh exited {e2e.rc}; failing: {inner_failures() or 'none reported'}; "
-                         f"log: {e2e.log}\n{sim.tail(e2e.log, 40)}")
+    assert e2e.rc == 0, (
+        f"scripts/test-e2e.sh exited {e2e.rc}; failing: {inner_failures() or 'none reported'}; log: {e2e.log}\n{sim.tail(e2e.log, 40)}"
+    )
 
 
 def test_cluster_up_chose_the_registry_path(e2e):
@@ -79,7 +81,7 @@ def test_cluster_up_chose_the_registry_path(e2e):
 def test_tool_downloaded_not_built(e2e, tool):
     """Both of the tool's files asked of the file server (answered 200); the cached binary is the served
     one's bytes; no build log of it."""
-    requests = sim.log_path("files").read_bytes()[e2e.files_log_start:].decode(errors="replace")
+    requests = sim.log_path("files").read_bytes()[e2e.files_log_start :].decode(errors="replace")
     for path in sim.download_paths(tool):
         assert f'"GET /{path} HTTP/1.1" 200' in requests, f"not downloaded: {path}"
     served = sim.FILES / sim.download_paths(tool)[0]
@@ -113,8 +115,9 @@ def test_second_cluster_up_restarts_no_pod(e2e, say):
     before = settled_pods(e2e.env, say)
     log = sim.log_path("rerun")
     with open(log, "w") as out:
-        rc = subprocess.run(["scripts/cluster-up.sh"], cwd=sim.TREE, env=e2e.env, stdout=out, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL).returncode
+        rc = subprocess.run(
+            ["scripts/cluster-up.sh"], cwd=sim.TREE, env=e2e.env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        ).returncode
     assert rc == 0, f"cluster-up.sh exited {rc}; log: {log}\n{sim.tail(log)}"
     after = sim.pod_states(e2e.env)
     assert before, "no pod before the second cluster-up"
