@@ -5,7 +5,7 @@
 #
 # Usage: scripts/test.sh [SUITE...]
 #   SUITE: lint | docs | service | chart | cluster | locust | e2e | multinode | registry | all (default: all)
-#     lint     shellcheck, no GNU-only construct in the scripts users run, this runner (scripts/tests/lint/)
+#     lint     shellcheck, no GNU-only construct in the scripts users run, ruff on the Python, this runner (scripts/tests/lint/)
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/tests/test_docs.py)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
@@ -47,6 +47,10 @@ bats_suite() {
 
 suite_lint() {
   ensure_pkg shellcheck shellcheck
+  # ruff: a pin of requirements-dev.txt, in the dev .venv.
+  # shellcheck source=lib/venv.sh
+  . "$LL_LIB/venv.sh"
+  ensure_locust_venv dev
   bats_suite "$LL_ROOT/scripts/tests/lint"
 }
 

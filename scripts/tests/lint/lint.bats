@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The lint suite (scripts/test.sh lint): shellcheck of every script and bats file, and no GNU-only
 # construct in the scripts users run on macOS (the check tried on planted lines first); the bash-3 refusal;
-# the runner of scripts/test.sh (scripts/libexec/run_suites.py) on a stand-in test.sh.
+# ruff on the Python of locust/ and scripts/ (tried on planted files first); the runner of scripts/test.sh
+# (scripts/libexec/run_suites.py) on a stand-in test.sh.
 
 load ../test_helper
 setup_file() { :; } # not in the macOS userland: shellcheck and the checks run as they are
@@ -79,4 +80,39 @@ SH
   assert_line --regexp '^cluster  FAILED in [0-9]+s \(exit 0; 0 tests, 1 failed; no test reported\)'
   assert_line 'failed suites: docs chart cluster'
   assert_line '2 passed, 3 failed (2 skipped)' # chart's one test passed: its failure is the exit status
+}
+
+# ruff, Python's linter and formatter (locust/ruff.toml; scripts/ruff.toml extends it), from the dev .venv
+# (scripts/test.sh lint installs it).
+RUFF=$ROOT/.venv/bin/ruff
+
+@test "ruff: the Python of locust/ and scripts/ passes ruff check and is as ruff format writes it" {
+  cd "$ROOT"
+  run "$RUFF" check locust scripts
+  assert_success
+  run "$RUFF" format --check locust scripts
+  assert_success # else: .venv/bin/ruff format locust scripts && .venv/bin/ruff check --fix locust scripts
+}
+
+@test "ruff catches a planted unused import, a line over 140 characters and a file it would reformat" {
+  local dir=$BATS_TEST_TMPDIR/locust
+  mkdir -p "$dir" && cp "$ROOT/locust/ruff.toml" "$dir/" # the project's settings apply to files beside them
+  printf '"""Clean."""\n\nX = 1\n' >"$dir/clean.py"
+  printf 'import os\n' >"$dir/unused.py"
+  printf 'X = "%s"\n' "$(printf 'a%.0s' $(seq 140))" >"$dir/long.py"
+  printf 'x = {  "a":1 }\n' >"$dir/unformatted.py"
+  cd "$dir"
+  run "$RUFF" check clean.py
+  assert_success
+  run "$RUFF" format --check clean.py
+  assert_success
+  run "$RUFF" check --output-format concise unused.py
+  assert_failure
+  assert_output --partial "F401"
+  run "$RUFF" check --output-format concise long.py
+  assert_failure
+  assert_output --partial "E501 Line too long (146 > 140)"
+  run "$RUFF" format --check unformatted.py
+  assert_failure
+  assert_output --partial "1 file would be reformatted"
 }
