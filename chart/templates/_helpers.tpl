@@ -83,12 +83,20 @@ request's own latency to the URL (Waiter#downstreamUri), so a configured one wou
 {{- end }}
 
 {{/*
-"true" when a variant is deployed: `allVariants` or its own `enabled`; empty otherwise, so it reads as a
-condition (`if include ...`). The one place that decides which variants are on.
-Arguments: dict "root" $ "variant" VALUES-OF-ONE-VARIANT.
+"true" when a variant is deployed: `allVariants`, or its own `enabled` with its mode on a chosen `stack`;
+empty otherwise, so it reads as a condition (`if include ...`). The one place that decides which variants
+are on. Arguments: dict "root" $ "variant" VALUES-OF-ONE-VARIANT.
 */}}
 {{- define "liveness-lab.enabled" -}}
-{{- if or .root.Values.allVariants .variant.enabled }}true{{ end }}
+{{- $stack := include "liveness-lab.stack" (dict "root" .root "mode" .variant.mode) }}
+{{- if or .root.Values.allVariants (and .variant.enabled (has .root.Values.stack (list $stack "both"))) }}true{{ end }}
+{{- end }}
+
+{{/*
+The stack a mode runs on, `webflux` or `servlet` (serviceModes). Arguments: dict "root" $ "mode" MODE.
+*/}}
+{{- define "liveness-lab.stack" -}}
+{{- get .root.Values.serviceModes .mode }}
 {{- end }}
 
 {{/*
@@ -171,7 +179,7 @@ locustfile makes one user class of each) and the defaults of a swarm. Arguments:
 {{- range $name, $variant := .Values.variants }}
 {{- if include "liveness-lab.enabled" (dict "root" $ "variant" $variant) }}
 {{- $url := printf "http://%s:%s" (include "liveness-lab.componentName" (dict "root" $ "component" $name)) (include "liveness-lab.httpPort" $) }}
-{{- $variants = append $variants (dict "name" $name "mode" $variant.mode "nodePort" (int $variant.nodePort) "url" $url) }}
+{{- $variants = append $variants (dict "name" $name "mode" $variant.mode "stack" (include "liveness-lab.stack" (dict "root" $ "mode" $variant.mode)) "nodePort" (int $variant.nodePort) "url" $url) }}
 {{- end }}
 {{- end }}
 - name: LIVENESS_LAB_VARIANTS

@@ -26,8 +26,8 @@ whose messages name the field as a path.
 {{- if not (regexMatch "^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$" $name) }}
 {{- fail (printf "variants.%s: a variant name must be a lowercase DNS label of at most 20 characters (it names the Deployment, the Service and the component label)" $name) }}
 {{- end }}
-{{- if not (has $variant.mode $.Values.serviceModes) }}
-{{- fail (printf "variants.%s.mode (%s) is not a mode of the service image: one of %s (serviceModes)" $name $variant.mode (join ", " $.Values.serviceModes)) }}
+{{- if not (hasKey $.Values.serviceModes $variant.mode) }}
+{{- fail (printf "variants.%s.mode (%s) is not a mode of the service image: one of %s (serviceModes)" $name $variant.mode (join ", " (keys $.Values.serviceModes | sortAlpha))) }}
 {{- end }}
 {{- if include "liveness-lab.enabled" (dict "root" $ "variant" $variant) }}
 {{- include "liveness-lab.validateProbes" (dict "root" $ "field" (printf "variants.%s.probes" $name) "probes" (include "liveness-lab.variantProbes" (dict "root" $ "variant" $variant) | fromJson)) }}

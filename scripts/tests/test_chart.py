@@ -78,9 +78,12 @@ def test_images_and_app_version_are_the_pinned_ones():
 
 def test_modes_are_mode_java_and_helm_test_runs_httpcheck():
     java = REPO / "service/src/main/java/io/livenesslab/service"
-    constants = [c.lower() for c in re.findall(r"^\t([A-Z][A-Z0-9_]*)[(,;]", (java / "Mode.java").read_text(), re.M)]
+    # Mode.java's constants, each with its stack: `SERVLET_ASYNC(Stack.SERVLET, ...` is servlet-async on servlet.
+    found = re.findall(r"^\t([A-Z][A-Z0-9_]*)\(Stack\.([A-Z]+)\b", (java / "Mode.java").read_text(), re.M)
+    constants = {c.lower().replace("_", "-"): stack.lower() for c, stack in found}
     values = yaml.safe_load(run("helm", "show", "values", CHART))
     assert constants and values["serviceModes"] == constants
+    assert list(values["serviceModes"]) == list(constants)  # in Mode.java's order
     assert sorted(v["mode"] for v in values["variants"].values()) == sorted(constants)
     test_pod = render("liveness-lab", "liveness-lab", "--show-only", "templates/tests/test-api-work.yaml")
     assert re.search(r"^ *- io\.livenesslab\.service\.HttpCheck$", test_pod, re.M) and (java / "HttpCheck.java").is_file()
