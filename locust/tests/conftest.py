@@ -16,8 +16,12 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import locust  # noqa: F401  (first: see below)
 import pytest
 
+# Locust's gevent patches the standard library as it is imported, which must come before anything imports
+# ssl or urllib3 (else RecursionError). pytest imports every test module before it runs one, so a whole run
+# is patched anyway; importing Locust first, here, keeps a run of some modules working in any order.
 LOCUST_DIR = Path(__file__).resolve().parents[1]
 REPO = LOCUST_DIR.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -4,15 +4,15 @@
 
 Colours are the Okabe-Ito palette (Okabe and Ito, "Color Universal Design", 2008), told apart with
 every common colour-vision deficiency and in greyscale; the variants take them in the variant table's
-order (blocking, reactive, offloaded, virtual). Within a variant's chart the lines are its colour and
-differ by dash; the probe events are drawn in black, each with its own dash and symbol, so they never
+order (blocking, reactive, offloaded, virtual, servlet, servlet-async, servlet-virtual). Within a variant's
+chart the lines are its colour and differ by dash; the probe events are drawn in black, each with its own dash and symbol, so they never
 read as another variant.
 """
 
 from .variants import TABLE
 
-# Okabe-Ito: vermillion, blue, bluish green, reddish purple, orange, sky blue (black is the events').
-PALETTE = ["#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
+# Okabe-Ito: vermillion, blue, bluish green, reddish purple, orange, sky blue, yellow (black is the events').
+PALETTE = ["#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442"]
 VARIANT_COLOURS = {v.name: PALETTE[i % len(PALETTE)] for i, v in enumerate(TABLE)}
 REFERENCE_COLOUR = "#555555"  # the requested latency, the pods' total
 

@@ -1,13 +1,15 @@
 """The service variants Locust can swarm, and where each one answers.
 
-The variant table is ``chart/values.yaml`` (``variants.<name>``: ``enabled``, ``mode``, ``nodePort``);
-this module reads it and nothing else defines a variant. ``load()`` finds the list in one of two places:
+The variant table is ``chart/values.yaml`` (``variants.<name>``: ``enabled``, ``mode``, ``nodePort``; the
+stack each mode runs on, ``serviceModes``); this module reads it and nothing else defines a variant.
+``load()`` finds the list in one of two places:
 
-- ``LIVENESS_LAB_VARIANTS``: JSON, ``[{"name", "mode", "nodePort", "url"}, ...]``, the variants the chart
-  deployed; the chart sets it on the in-cluster Locust (master and workers), which has no chart folder;
+- ``LIVENESS_LAB_VARIANTS``: JSON, ``[{"name", "mode", "stack", "nodePort", "url"}, ...]``, the variants the
+  chart deployed; the chart sets it on the in-cluster Locust (master and workers), which has no chart folder;
 - else ``chart/values.yaml`` of this repository (``LIVENESS_LAB_VALUES`` names another file): every
-  variant in it, enabled or not (``helm --set variants.<name>.enabled=true`` may have turned one on),
-  for demo.sh, the tests and Locust run on the host. PyYAML comes with the ``kubernetes`` client.
+  variant in it, deployed by default or not (``helm --set stack=servlet`` or ``variants.<name>.enabled``
+  may have turned one on), for demo.sh, the tests and Locust run on the host. PyYAML comes with the
+  ``kubernetes`` client.
 
 Both are ordered by nodePort (the chart ranges over its map by name): blocking, reactive, offloaded,
 virtual, the order reports list them.
@@ -57,24 +59,36 @@ class Variant:
     name: str
     mode: str
     node_port: int
+    # Deployed by the chart's defaults: enabled, and its mode on the default `stack`.
     enabled: bool = True
     # The in-cluster base URL when the chart gave it; else it follows from the release and SERVICE_PORT.
     url: str = ""
+    # The web stack its mode runs on: webflux (Reactor Netty) or servlet (Spring MVC on Tomcat).
+    stack: str = "webflux"
 
 
 def load(environ=os.environ) -> list[Variant]:
     """The variants, from LIVENESS_LAB_VARIANTS or chart/values.yaml (see the module docstring)."""
     deployed = environ.get("LIVENESS_LAB_VARIANTS")
     if deployed:
-        found = [Variant(v["name"], v["mode"], int(v["nodePort"]), True, v.get("url", "")) for v in json.loads(deployed)]
+        found = [
+            Variant(v["name"], v["mode"], int(v["nodePort"]), True, v.get("url", ""), v.get("stack", "webflux"))
+            for v in json.loads(deployed)
+        ]
     else:
         import yaml  # only on the host, where the chart folder is
 
         path = Path(environ.get("LIVENESS_LAB_VALUES") or VALUES)
         if not path.is_file():
             raise RuntimeError(f"no variant list: LIVENESS_LAB_VARIANTS is unset and {path} does not exist")
-        table = yaml.safe_load(path.read_text())["variants"]
-        found = [Variant(name, v["mode"], int(v["nodePort"]), bool(v.get("enabled"))) for name, v in table.items()]
+        values = yaml.safe_load(path.read_text())
+        stacks = values.get("serviceModes") or {}
+        chosen = values.get("stack", "webflux")
+        found = []
+        for name, v in values["variants"].items():
+            stack = stacks.get(v["mode"], "webflux")
+            on = bool(v.get("enabled")) and chosen in (stack, "both")
+            found.append(Variant(name, v["mode"], int(v["nodePort"]), on, stack=stack))
     return sorted(found, key=lambda v: v.node_port)
 
 
@@ -118,6 +132,18 @@ def variant_of_pod(name: str, labels: dict | None = None) -> str | None:
     return None
 
 
+def mode_of(variant: str) -> str | None:
+    """The mode VARIANT runs (its APP_MODE), or None for a name outside the table (an old recording)."""
+    found = _BY_NAME.get(variant)
+    return found.mode if found else None
+
+
+def stack_of(variant: str) -> str | None:
+    """The web stack VARIANT's mode runs on (webflux or servlet), or None for a name outside the table."""
+    found = _BY_NAME.get(variant)
+    return found.stack if found else None
+
+
 def request_name(variant: str) -> str:
     """The Locust stats name of a variant's requests, so each variant gets its own row and CSV series."""
     return f"{variant} /api/work"
@@ -136,7 +162,7 @@ def main(argv=None) -> int:
     what.add_argument("--names", action="store_true", help="print the variant names, one a line")
     what.add_argument("--classes", nargs="+", metavar="NAME", help="print the user class of each NAME")
     what.add_argument("--modes", action="store_true", help="print the modes the variants run, one a line, each once")
-    parser.add_argument("--enabled", action="store_true", help="with --names: only those enabled in the chart")
+    parser.add_argument("--enabled", action="store_true", help="with --names: only those the chart deploys by default")
     args = parser.parse_args(argv)
     if args.names:
         print("\n".join(v.name for v in TABLE if v.enabled or not args.enabled))

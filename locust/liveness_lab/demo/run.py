@@ -26,7 +26,7 @@ from liveness_lab.base import DEFAULT_LATENCY_MS, LOCUST_DIR, ROOT, coordinates
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.kube import Kube
-from liveness_lab.base.variants import VARIANTS, user_class
+from liveness_lab.base.variants import VARIANTS, stack_of, user_class
 from liveness_lab.report.settings import settings_by_variant
 
 from . import release as rel
@@ -137,10 +137,12 @@ def resolve_plan(opts: DemoOptions, defaults: rel.ReleaseDefaults, environ=os.en
     missing = [v for v in variants if v not in defaults.variants]
     if missing:
         v = missing[0]
+        # A servlet variant deploys only on a release whose `stack` is servlet or both (chart/values.yaml).
+        stack = ",stack=both" if stack_of(v) == "servlet" else ""
         raise SetupError(
             f"variant '{v}' is not deployed",
             f"enable it: helm upgrade {coordinates.release(environ)} chart --reuse-values -n {coordinates.namespace(environ)} --set "
-            f"variants.{v}.enabled=true (or leave it out of --variants)",
+            f"variants.{v}.enabled=true{stack} (or leave it out of --variants)",
         )
     if opts.latency_ms is not None:
         latency, source = opts.latency_ms, "--latency-ms"

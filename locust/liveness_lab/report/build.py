@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from liveness_lab.base import style  # noqa: E402
+from liveness_lab.base.variants import stack_of  # noqa: E402
 
 from .document import Document, Image, Item, Items, Pre, Section, Table, render_html, render_markdown  # noqa: E402
 from .verdict import Phases, VariantAnalysis, Verdict, judge, load_run, requested_latency_ms  # noqa: E402
@@ -189,7 +190,10 @@ def settings_items(result: Verdict) -> Items:
             f"{name} {p.describe()}" for name, p in (("liveness", s.liveness), ("readiness", s.readiness), ("startup", s.startup)) if p
         )
         limits = s.resources.get("limits", {})
-        loops = f"{s.event_loops} event loops" if s.event_loops else "event loops: the JVM's default"
+        if stack_of(v) == "servlet":
+            loops = f"{s.tomcat_threads} Tomcat worker threads" if s.tomcat_threads else "Tomcat worker threads: Boot's default (200)"
+        else:
+            loops = f"{s.event_loops} event loops" if s.event_loops else "event loops: the JVM's default"
         env = ", ".join(f"{k}={x}" for k, x in s.env.items() if k != "JAVA_TOOL_OPTIONS")
         text = f"{v}: {probes or 'no probes'}; limits {', '.join(f'{k} {x}' for k, x in limits.items()) or 'none'}; {loops}; {env}"
         if v in result.kill_windows:
@@ -268,7 +272,8 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
                 [
                     Items(
                         [Item(f"{c.who}: {c.text}", "ok" if c.ok else "FAIL", "ok" if c.ok else "fail") for c in result.checks],
-                        "none (neither blocking nor reactive ran)",
+                        "none (no variant of either side of the claim ran: blocking or servlet; reactive, servlet-async or "
+                        "servlet-virtual)",
                     ),
                     Items([Item(n, "note:") for n in result.notes]),
                 ],

@@ -1,6 +1,6 @@
 """The effective settings of liveness-lab's variants, read from their Deployments in the cluster: probe
-timings and targets, replicas, container resources, and the environment that sets the latency and the
-event loops. scripts/demo.sh records them in run.json as the run starts; the verdict times the first
+timings and targets, replicas, container resources, and the environment that sets the latency, the
+event loops and Tomcat's worker threads. scripts/demo.sh records them in run.json as the run starts; the verdict times the first
 liveness kill against them (kill_window).
 
 Usage (from locust/, as scripts/demo.sh runs it):
@@ -14,6 +14,7 @@ import re
 import sys
 from dataclasses import dataclass
 
+from liveness_lab.base import DEFAULT_LATENCY_MS
 from liveness_lab.base.probes import probe_settings
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
@@ -41,9 +42,11 @@ def deployment_settings(deployment: dict) -> dict:
         "readiness": probe_settings(container.get("readinessProbe")),
         "startup": probe_settings(container.get("startupProbe")),
         "resources": container.get("resources", {}),
-        # The environment that shapes the waiting: the mode, the latency knobs, the JVM flags.
-        "env": {k: v for k, v in env.items() if k in ("APP_MODE", "JAVA_TOOL_OPTIONS") or "LATENCY" in k},
+        # The environment that shapes the waiting: the mode, the latency knobs, the JVM flags, Tomcat's pool.
+        "env": {k: v for k, v in env.items() if k in ("APP_MODE", "JAVA_TOOL_OPTIONS") or "LATENCY" in k or k.startswith("SERVER_TOMCAT_")},
         "eventLoops": event_loops(env.get("JAVA_TOOL_OPTIONS")),
+        # server.tomcat.threads.max of a servlet variant (the chart's servlet.threadsMax).
+        "tomcatThreads": int(env["SERVER_TOMCAT_THREADS_MAX"]) if str(env.get("SERVER_TOMCAT_THREADS_MAX") or "").isdigit() else None,
     }
 
 
@@ -97,6 +100,7 @@ class VariantSettings:
     resources: dict
     env: dict
     event_loops: int | None
+    tomcat_threads: int | None = None
 
     @classmethod
     def from_json(cls, s: dict):
@@ -108,6 +112,7 @@ class VariantSettings:
             resources=s.get("resources") or {},
             env=s.get("env") or {},
             event_loops=s.get("eventLoops"),
+            tomcat_threads=s.get("tomcatThreads"),
         )
 
 
@@ -149,7 +154,7 @@ class KillWindow:
         )
 
 
-def kill_window(probe: ProbeSettings, event_loops: int | None, run: dict) -> KillWindow:
+def kill_window(probe: ProbeSettings, event_loops: int | None, run: dict, tomcat_threads: int | None = None) -> KillWindow:
     """The window of the first liveness kill, in seconds after the load start.
 
     docs/sources.md, "Kubelet probes": once the event loops are saturated, the kubelet decides the kill between
@@ -160,12 +165,19 @@ def kill_window(probe: ProbeSettings, event_loops: int | None, run: dict) -> Kil
     load start comes a little before saturation, so the window gets a slack: CLOCK_SLACK_S early (event
     times are whole seconds), and late CLOCK_SLACK_S plus the time the ramp takes to put one request on
     each event loop (users start evenly over the ramp, each with one request in flight at most; the whole
-    ramp when the event-loop count is not known).
+    ramp when the event-loop count is not known). On Tomcat (TOMCAT_THREADS, a servlet variant) a probe
+    waits its turn in the pool's FIFO queue: it times out once more than threads x T / L requests wait
+    ahead of it, so saturation comes with threads x (1 + T / L) users in flight.
     """
     p, t, f = probe.period_s, probe.timeout_s, probe.failure_threshold
     ramp, users = float(run["phases"]["ramp"]), int(run["users_per_variant"])
-    # The ramp starts users evenly; the loops are all held once there are as many users as loops.
-    to_saturation = ramp if not event_loops else ramp * min(1.0, event_loops / users)
+    if tomcat_threads:
+        latency_s = float(run.get("latency_ms") or DEFAULT_LATENCY_MS) / 1000
+        saturating = tomcat_threads * (1 + t / latency_s) if latency_s > 0 else None
+    else:
+        saturating = event_loops
+    # The ramp starts users evenly; the loops (or threads) are all held once there are that many users.
+    to_saturation = ramp if not saturating else ramp * min(1.0, saturating / users)
     return KillWindow((f - 1) * p + t, f * p + t, CLOCK_SLACK_S, CLOCK_SLACK_S + to_saturation, probe)
 
 

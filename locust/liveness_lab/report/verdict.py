@@ -1,11 +1,13 @@
 """Judges a scripted run: from the run parameters, Locust's stats history and the recorder's timeline,
 the figures per variant and the verdict on the claim.
 
-The claim (issue 5): under the same load every blocking pod is restarted, each restart preceded by
-liveness probe failures (not OOMKilled, not evicted), the first kill on time for the run's probe
-settings; every reactive pod has no restart and no `Unhealthy` event, and the reactive requests have no
-failure. Offloaded and virtual are reported as they fall; no verdict is invented for them. The verdict is
-PASS, FAIL, or INCONCLUSIVE: blocking or reactive was not in the run, pods were replaced during it
+The claim (issue 5; issue 38 on Tomcat): under the same load every pod of a variant whose serving
+threads block (blocking: an event loop; servlet: Tomcat's worker threads) is restarted, each restart
+preceded by liveness probe failures (not OOMKilled, not evicted), the first kill on time for the run's
+probe settings; every pod of a variant that never holds a serving thread while it waits (reactive,
+servlet-async, servlet-virtual) has no restart and no `Unhealthy` event, and its requests have no failure.
+Offloaded and virtual are reported as they fall; no verdict is invented for them. The verdict is PASS,
+FAIL, or INCONCLUSIVE: no variant of either side was in the run, pods were replaced during it
 (someone rolled the Deployments out or deleted pods), the Kubernetes API stopped answering (the
 cluster went away), or the variants carried load this run did not offer.
 
@@ -33,7 +35,7 @@ from pathlib import Path
 
 from liveness_lab.base import DEFAULT_LATENCY_MS
 from liveness_lab.base.kube import is_liveness_failure, is_liveness_kill
-from liveness_lab.base.variants import VARIANTS, request_name
+from liveness_lab.base.variants import VARIANTS, mode_of, request_name
 
 from . import clock
 from .settings import CLOCK_SLACK_S, KillWindow, VariantSettings, kill_window, run_settings
@@ -52,8 +54,11 @@ LATENCY_WARN_FACTOR = 1.5
 # restarting pod does that), which the service may count twice. Another swarm adds its whole rate, far more.
 EXTRA_PER_USER = 1
 EXTRA_SHARE = 0.05
-# The variant the claim expects the kubelet to kill, and the one it expects left alone.
-EXPECTED_KILLED, EXPECTED_SPARED = "blocking", "reactive"
+# The claim's two sides, by the mode a variant runs: the modes whose serving threads block while they
+# wait (the kubelet should kill their pods) and the modes that hold no serving thread while they wait (it
+# should leave them alone). Offloaded and virtual are neither: reported, not judged.
+KILLED_MODES = ("blocking", "servlet")
+SPARED_MODES = ("reactive", "servlet-async", "servlet-virtual")
 EXIT_CODES = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 2}
 
 
@@ -579,9 +584,15 @@ class Check:
     text: str
 
 
-def check_blocking(a: VariantAnalysis) -> list[Check]:
+def expected(variant: str) -> str | None:
+    """'killed', 'spared' or None (not judged): the claim's side of VARIANT, by its mode."""
+    mode = mode_of(variant)
+    return "killed" if mode in KILLED_MODES else "spared" if mode in SPARED_MODES else None
+
+
+def check_killed(a: VariantAnalysis) -> list[Check]:
     who = a.variant
-    checks = [Check(who, bool(a.pods.pods), f"blocking pods observed: {len(a.pods.pods)}")]
+    checks = [Check(who, bool(a.pods.pods), f"{who} pods observed: {len(a.pods.pods)}")]
     for pod, n in a.pods.restarts_by_pod.items():
         checks.append(Check(who, n >= 1, f"{pod} restarted {n} time(s) (needs >= 1)"))
     for r in a.pods.restarts:
@@ -590,24 +601,24 @@ def check_blocking(a: VariantAnalysis) -> list[Check]:
             Check(who, r.after_liveness_failure, f"{r.pod} restart at +{r.t - a.phases.start:.0f}s preceded by a liveness failure: {how}")
         )
         checks.append(Check(who, r.reason != "OOMKilled", f"{r.pod} restart reason {r.reason} (exit {r.exit_code}), not OOMKilled"))
-    checks.append(Check(who, not a.pods.evicted, f"no blocking pod evicted ({', '.join(a.pods.evicted) or 'none'})"))
+    checks.append(Check(who, not a.pods.evicted, f"no {who} pod evicted ({', '.join(a.pods.evicted) or 'none'})"))
     return checks
 
 
-def check_reactive(a: VariantAnalysis) -> list[Check]:
+def check_spared(a: VariantAnalysis) -> list[Check]:
     who = a.variant
-    checks = [Check(who, bool(a.pods.pods), f"reactive pods observed: {len(a.pods.pods)}")]
+    checks = [Check(who, bool(a.pods.pods), f"{who} pods observed: {len(a.pods.pods)}")]
     for pod, n in a.pods.restarts_by_pod.items():
         checks.append(Check(who, n == 0, f"{pod} restarted {n} time(s) (needs 0)"))
-    checks.append(Check(who, a.probes.unhealthy == 0, f"reactive Unhealthy events during the run: {a.probes.unhealthy} (needs 0)"))
-    checks.append(Check(who, a.figures.requests > 0, f"reactive requests served: {a.figures.requests}"))
-    checks.append(Check(who, a.figures.failures == 0, f"reactive request failures: {a.figures.failures} (needs 0)"))
+    checks.append(Check(who, a.probes.unhealthy == 0, f"{who} Unhealthy events during the run: {a.probes.unhealthy} (needs 0)"))
+    checks.append(Check(who, a.figures.requests > 0, f"{who} requests served: {a.figures.requests}"))
+    checks.append(Check(who, a.figures.failures == 0, f"{who} request failures: {a.figures.failures} (needs 0)"))
     return checks
 
 
 def variant_kill_window(a: VariantAnalysis, run: dict) -> KillWindow | None:
     s = a.settings
-    return kill_window(s.liveness, s.event_loops, run) if s and s.liveness else None
+    return kill_window(s.liveness, s.event_loops, run, s.tomcat_threads) if s and s.liveness else None
 
 
 def check_kill_timing(a: VariantAnalysis, run: dict) -> tuple[list[Check], list[str]]:
@@ -679,22 +690,23 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
         )
     elif throttle_error:
         notes.append(f"CFS throttling: not readable ({throttle_error})")
-    reactive = analyses.get(EXPECTED_SPARED)
-    if reactive:
-        for pod in reactive.pods.pods:
+    for v, spared in analyses.items():
+        if expected(v) != "spared":
+            continue
+        for pod in spared.pods.pods:
             if throttled.get(pod, 0) >= THROTTLE_WARN:
-                warnings.append(f"reactive pod {pod} was CPU-throttled in {throttled[pod]:.0%} of its periods")
-        if reactive.probes.unhealthy:
+                warnings.append(f"{v} pod {pod} was CPU-throttled in {throttled[pod]:.0%} of its periods")
+        if spared.probes.unhealthy:
             warnings.append(
-                f"reactive pods failed {reactive.probes.unhealthy} probe(s): with a free event loop that means CPU starvation or a "
-                "sick node"
+                f"{v} pods failed {spared.probes.unhealthy} probe(s): with a free event loop or thread that means CPU starvation or "
+                "a sick node"
             )
-        p50 = reactive.figures.hold_median_p50
+        p50 = spared.figures.hold_median_p50
         if p50 is not None:
-            notes.append(f"reactive median latency during the hold: {p50:.0f} ms for {latency_ms:.0f} ms requested")
+            notes.append(f"{v} median latency during the hold: {p50:.0f} ms for {latency_ms:.0f} ms requested")
             if p50 > LATENCY_WARN_FACTOR * latency_ms:
                 warnings.append(
-                    f"reactive median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the "
+                    f"{v} median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the "
                     "pod was short of CPU"
                 )
     return CpuCheck(notes, warnings, throttled)
@@ -762,13 +774,15 @@ def judge(data: RunData) -> Verdict:
     settings = run_settings(run) or {}
     analyses = {v: analyze_variant(v, data, phases, settings.get(v)) for v in chosen_variants(run)}
     checks, notes = [], []
-    if EXPECTED_KILLED in analyses:
-        checks += check_blocking(analyses[EXPECTED_KILLED])
-        timing, why_not = check_kill_timing(analyses[EXPECTED_KILLED], run)
+    killed = [v for v in analyses if expected(v) == "killed"]
+    spared = [v for v in analyses if expected(v) == "spared"]
+    for v in killed:
+        checks += check_killed(analyses[v])
+        timing, why_not = check_kill_timing(analyses[v], run)
         checks += timing
         notes += why_not
-    if EXPECTED_SPARED in analyses:
-        checks += check_reactive(analyses[EXPECTED_SPARED])
+    for v in spared:
+        checks += check_spared(analyses[v])
     windows = {v: w for v, a in analyses.items() if (w := variant_kill_window(a, run))}
     api_errors = sum(1 for r in data.timeline if r["kind"] == "error" and r.get("what") == "api")
     disturbed = disturbances(analyses, api_errors)
@@ -795,7 +809,7 @@ def judge(data: RunData) -> Verdict:
         verdict = "INCONCLUSIVE"
     elif any(not c.ok for c in checks):
         verdict = "FAIL"
-    elif EXPECTED_KILLED in analyses and EXPECTED_SPARED in analyses:
+    elif killed and spared:
         verdict = "PASS"
     else:
         verdict = "INCONCLUSIVE"
