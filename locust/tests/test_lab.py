@@ -33,11 +33,11 @@ def write(tmp_path, text, name="test-one.yaml"):
     return path
 
 
-def test_the_catalogue_loads_in_order_with_the_quick_pair_for_ci():
+def test_the_catalogue_loads_in_order_with_the_quick_three_for_ci():
     scenarios = catalogue.load_catalogue()
     names = [s.name for s in scenarios]
-    assert names[:2] == ["baseline", "tcp-probe"] and len(names) >= 9
-    assert [s.name for s in catalogue.load_catalogue(quick=True)] == ["baseline", "tcp-probe"]
+    assert names[:2] == ["baseline", "servlet"] and len(names) >= 9
+    assert [s.name for s in catalogue.load_catalogue(quick=True)] == ["baseline", "servlet", "tcp-probe"]
     assert [s.name for s in catalogue.load_catalogue(only=["cascade", "baseline"])] == ["baseline", "cascade"]
     for s in scenarios:  # every swarmed variant has a prediction, every file names its sources
         assert set(s.predict) <= set(s.variants) and s.sources, s.name
@@ -201,6 +201,7 @@ def test_the_matrix_has_a_row_per_scenario_with_k_of_n_a_plot_and_links(tmp_path
     assert [r.split("**")[1] for r in rows] == ["baseline", "tcp-probe"]  # catalogue order
     assert "not held (1 of 2 held)" in rows[0] and "[baseline-1](baseline-1/report.html)" in rows[0] and "4.0 min (mean of 2)" in rows[0]
     assert "| not held |" in rows[1] and "![tcp-probe](matrix-tcp-probe.png)" in rows[1]
+    assert all("| WebFlux (Reactor Netty) |" in r for r in rows)  # the stack each row ran on
     assert "## tcp-probe\n\n- blocking failures: predicted >0, measured 0 of" in md  # the evidence of what did not hold
     assert (lab / "matrix-baseline.png").read_bytes()[:4] == b"\x89PNG"
     assert page.count("data:image/png;base64,") == 2 and "src='http" not in page
@@ -209,7 +210,7 @@ def test_the_matrix_has_a_row_per_scenario_with_k_of_n_a_plot_and_links(tmp_path
 
 def test_the_command_line_lists_checks_and_judges(tmp_path, runs, capsys):
     assert cli.main(["list", "--quick"]) == 0
-    assert capsys.readouterr().out.split() == ["baseline", "tcp-probe"]
+    assert capsys.readouterr().out.split() == ["baseline", "servlet", "tcp-probe"]
     assert cli.main(["judge", "baseline", str(runs["run-pass"])]) == 0
     assert json.loads((runs["run-pass"] / "lab.json").read_text())["outcome"] == "held"
     assert cli.main(["judge", "baseline", str(runs["run-fail"])]) == 1

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from liveness_lab.base.variants import stack_of
 from liveness_lab.report.build import plot_small
 from liveness_lab.report.document import STYLE
 from liveness_lab.report.verdict import judge as judge_run
@@ -19,6 +20,9 @@ from liveness_lab.report.verdict import load_run
 
 from . import judge
 from .catalogue import CATALOGUE, Scenario, load_catalogue
+
+# How the matrix names a stack (chart/values.yaml serviceModes).
+STACK_NAMES = {"webflux": "WebFlux (Reactor Netty)", "servlet": "Spring MVC (Tomcat)"}
 
 OUTCOME_COLOURS = {judge.HELD: "#2ca02c", judge.NOT_HELD: "#d62728", judge.CANNOT_TELL: "#ff7f0e"}
 
@@ -56,6 +60,13 @@ def predicted(s: Scenario | None) -> str:
         return "(scenario file gone)"
     shown = lambda x: str(x).lower() if isinstance(x, bool) else str(x)  # noqa: E731 (as the file says it)
     return "; ".join(f"{v}: " + ", ".join(f"{k} {shown(x)}" for k, x in p.items()) for v, p in s.predict.items())
+
+
+def stack(s: Scenario | None, j: judge.Judgement) -> str:
+    """The web stack the row ran on, from its variants' modes (chart/values.yaml serviceModes)."""
+    names = s.variants if s else list(j.figures)
+    found = dict.fromkeys(STACK_NAMES.get(stack_of(v), "?") for v in names)
+    return " and ".join(found) or "?"
 
 
 def measured(j: judge.Judgement) -> str:
@@ -123,8 +134,8 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
         "Each row: the scenario's prediction (locust/liveness_lab/lab/scenarios/<name>.yaml), what the cluster did, and how often "
         "the prediction held. The measurement wins: where a row does not hold, the scenario file's `measured` says why.",
         "",
-        "| scenario | setting | predicted | measured (first run) | outcome | time per run | plot | reports |",
-        "|---|---|---|---|---|---|---|---|",
+        "| scenario | stack | setting | predicted | measured (first run) | outcome | time per run | plot | reports |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         s = r.scenario
@@ -132,8 +143,8 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
         reports = " ".join(f"[{f.name}]({f.name}/report.html)" for f, _ in r.runs)
         image = f"![{r.name}]({r.plot.name})" if r.plot else "-"
         lines.append(
-            f"| {title} | {s.setting if s else ''} | {predicted(s)} | {measured(r.runs[0][1])} | {r.outcome()} | "
-            f"{duration(r)} | {image} | {reports} |"
+            f"| {title} | {stack(s, r.runs[0][1])} | {s.setting if s else ''} | {predicted(s)} | {measured(r.runs[0][1])} | "
+            f"{r.outcome()} | {duration(r)} | {image} | {reports} |"
         )
     details = []
     for r in rows:
@@ -157,7 +168,7 @@ def render_html(rows: list[Row], folder: Path) -> str:
         "prediction held; hover a scenario for its lesson. Plots: requests/s per variant (failures/s dotted), load "
         "shaded grey, quiet blue; black dotted: liveness failure, dashed: kill, solid: restart; faint steps: Ready pods "
         "(right axis); each variant in its colour, as in report.html and the web UI's Live tab.</p>",
-        "<table><tr><th>scenario</th><th>predicted</th><th>measured (first run)</th><th>outcome</th>"
+        "<table><tr><th>scenario</th><th>stack</th><th>predicted</th><th>measured (first run)</th><th>outcome</th>"
         "<th>time per run</th><th>timeline (first run)</th><th>reports</th></tr>",
     ]
     for r in rows:
@@ -175,7 +186,8 @@ def render_html(rows: list[Row], folder: Path) -> str:
         parts.append(
             f"<tr><td title='{lesson}'><b>{esc(r.name)}</b><br>{esc(s.title if s else '')}<br><small>{esc(s.setting if s else '')}"
             f"</small><details><summary>lesson, sources</summary>{lesson}<br><small>{sources}</small></details></td>"
-            f"<td>{esc(predicted(s))}</td><td>{esc(measured(r.runs[0][1]))}{'<ul>' + notes + '</ul>' if notes else ''}</td>"
+            f"<td>{esc(stack(s, r.runs[0][1]))}</td><td>{esc(predicted(s))}</td>"
+            f"<td>{esc(measured(r.runs[0][1]))}{'<ul>' + notes + '</ul>' if notes else ''}</td>"
             f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b></td><td>{esc(duration(r))}</td>"
             f"<td>{image}</td><td>{reports}</td></tr>"
         )
