@@ -109,6 +109,23 @@ reuse_cluster() {
     done
   fi
   log "cluster $KIND_CLUSTER_NAME: exists, reused ($((have + 1)) node(s), node image $(docker inspect --format '{{.Config.Image}}' "$node" 2>/dev/null))"
+  local missing
+  missing=$(unmapped_host_ports "$node")
+  [ -z "$missing" ] || warn "cluster $KIND_CLUSTER_NAME was created before kind-config.yaml mapped 127.0.0.1:${missing// /, 127.0.0.1:}" \
+    "(a port mapping is made with the cluster): what answers there in the cluster is reached from inside it only" \
+    "(scripts/demo.sh then drives the in-cluster Locust); scripts/cluster-down.sh && scripts/cluster-up.sh maps them"
+}
+
+# unmapped_host_ports NODE: the host ports kind-config.yaml maps that NODE's container does not publish (a
+# cluster created from an older kind-config.yaml), space-separated; nothing when Docker cannot say.
+unmapped_host_ports() {
+  local published port out=""
+  published=$(docker port "$1" 2>/dev/null) || return 0
+  [ -n "$published" ] || return 0
+  while read -r port; do
+    printf '%s\n' "$published" | grep -q ":$port\$" || out="$out $port"
+  done < <(awk '$1 == "hostPort:" { print $2 }' "$LL_ROOT/kind-config.yaml")
+  printf '%s' "${out# }"
 }
 
 # program_pod_network: where no kindnetd runs (the local node image: the no-registry path and the

@@ -95,3 +95,16 @@ print(" ".join(n["role"] + ("+ports" if n.get("extraPortMappings") else "") for 
   assert_success
   assert_output --partial "exists, reused (1 node(s)"
 }
+
+@test "a cluster created before kind-config.yaml mapped a port: the unmapped ports are named, none when all are there" {
+  docker() { printf '%s\n' "30080/tcp -> 127.0.0.1:30080" "30081/tcp -> 127.0.0.1:30081" "30082/tcp -> 127.0.0.1:30082" \
+    "30083/tcp -> 127.0.0.1:30083" "30089/tcp -> 127.0.0.1:8089" "6443/tcp -> 127.0.0.1:41234"; }
+  run unmapped_host_ports liveness-lab-control-plane
+  assert_output "30084 30085 30086" # the servlet variants' ports, added to kind-config.yaml later
+  docker() { awk '$1 == "hostPort:" { print $2 "/tcp -> 127.0.0.1:" $2 }' "$ROOT/kind-config.yaml"; }
+  run unmapped_host_ports liveness-lab-control-plane
+  assert_output ""
+  docker() { return 1; } # Docker cannot say: no warning made up
+  run unmapped_host_ports liveness-lab-control-plane
+  assert_output ""
+}
