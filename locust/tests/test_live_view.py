@@ -29,6 +29,7 @@ from conftest import (
 )
 from locust import FastHttpUser, task
 from locust.env import Environment
+from recorded_events import events_listed, pods_listed, timeline
 from test_pods_tab import StubKube
 
 from liveness_lab.base import style
@@ -146,7 +147,7 @@ def test_a_kill_and_a_restart_become_markers_on_the_blocking_chart_only(live):
     assert blocking["series"]["p50"][-1] in (None, 1000)
     # One colour per variant, the report's; the marker styles with it.
     assert blocking["colour"] == style.VARIANT_COLOURS["blocking"] != reactive["colour"]
-    assert set(body["style"]["markers"]) == {"failure", "kill", "restart"}
+    assert set(body["style"]["markers"]) == {"failure", "unreported", "kill", "restart"}
     assert body["kube"]["ok"] is True and body["latency_ms"] == 1000
 
 
@@ -173,6 +174,60 @@ def test_a_new_kill_of_an_aggregated_event_adds_a_marker_at_its_new_time(live):
     sample(history, poller, env.kube, api_items("pods.json"), later, SWARM_START + 115)
     kills = [m for m in get(env)["variants"][0]["markers"] if m["kind"] == "kill"]
     assert [m["t"] for m in kills][-1] == parse_time("2026-11-22T12:15:43Z") and len(kills) == 3
+
+
+def replay(history, poller, kube, times):
+    """Samples the Live tab at TIMES, the Kubernetes API answering what it answered the recorder then
+    (fixtures/run-pass/timeline.jsonl)."""
+    records, pods_json = timeline("run-pass"), api_items("pods.json")
+    for now in times:
+        sample(history, poller, kube, pods_listed(pods_json, records, now), events_listed(records, now), now)
+
+
+def countdowns(markers):
+    """Per kill: the labels of the failures (reported or not) that the countdown gives it, in order."""
+    kills = [m for m in markers if m["kind"] == "kill"]
+    out = []
+    for i, kill in enumerate(kills):
+        since = kills[i - 1]["t"] if i else float("-inf")
+        out.append([m.get("label") for m in markers if m["kind"] in ("failure", "unreported") and since < m["t"] <= kill["t"]])
+    return out
+
+
+def test_after_the_first_kill_each_kill_still_counts_down_its_three_failures(live):
+    """The defect: after the first kill the tab showed no failure markers. The kubelet's event spam filter
+    stops the pod's Unhealthy events there (tests/test_countdown.py shows it on the same recording); each
+    later kill still follows 3 failures in a row, and the tab shows them, numbered, those no event
+    reported hollow and saying so."""
+    env, history, poller = live
+    history.clear(SWARM_START)
+    replay(history, poller, env.kube, [SWARM_START + s for s in range(0, 200, 3)])  # the poller's 3 s
+    blocking = next(v for v in get(env)["variants"] if v["name"] == "blocking")
+    markers = blocking["markers"]
+    assert [m["t"] - SWARM_START for m in markers if m["kind"] == "kill"] == [23, 68, 108, 148, 188]
+    assert countdowns(markers) == [["1/3", "2/3", "3/3"]] * 5
+    first_kill = parse_time("2026-11-22T12:14:13Z")
+    after = [m for m in markers if m["t"] > first_kill and m["kind"] in ("failure", "unreported")]
+    assert len(after) == 12 and {m["kind"] for m in after} == {"failure", "unreported"}
+    reported = next(m for m in after if m["kind"] == "failure")
+    assert reported["text"].startswith("liveness failure 1/3 at +58.0 s: Liveness probe failed: Get")
+    unreported = next(m for m in after if m["kind"] == "unreported")
+    assert unreported["text"].startswith("liveness failure 2/3 at +63.0 s, no event of its own: the kubelet's event spam filter")
+    kill = next(m for m in markers if m["kind"] == "kill" and m["t"] > first_kill)
+    assert kill["text"].startswith("liveness kill after 3/3 at +68.0 s: Container service failed liveness probe")
+    assert all(m["label"] == "" for m in markers if m["kind"] == "restart") and len([m for m in markers if m["kind"] == "restart"]) == 4
+
+
+def test_a_count_that_rose_by_two_between_two_samples_is_two_failure_markers(live):
+    """Sampled at 12:14:05 and 12:14:15, the liveness event went from count 1 (12:14:03) to 3 (12:14:13): three failures,
+    the middle one placed a period before the last (the aggregated event gave only the last time)."""
+    env, history, poller = live
+    history.clear(SWARM_START)
+    replay(history, poller, env.kube, [SWARM_START + 15, SWARM_START + 25])
+    markers = next(v for v in get(env)["variants"] if v["name"] == "blocking")["markers"]
+    failures = [(m["t"] - SWARM_START, m.get("label")) for m in markers if m["kind"] == "failure"]
+    assert failures == [(13, "1/3"), (18, "2/3"), (23, "3/3")]
+    assert "its time placed a period before the next" in markers[1]["text"]
 
 
 def test_locusts_reset_clears_the_history(live):
