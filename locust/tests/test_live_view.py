@@ -391,8 +391,10 @@ def test_the_live_tab_shows_each_variant_and_its_stop_and_reset_buttons_work(liv
 
 def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(replay_web_ui, tmp_path):
     """The recorded run's pods and events, replayed from the swarm's start (its first liveness kill 25 s
-    in, the restart 40 s in), under real load: the markers appear on blocking only, at the replayed
-    times, and hovering the kill shows its message."""
+    in, the restart 40 s in, the second kill 70 s in), under real load: the markers appear on blocking
+    only, at the replayed times, hovering the kill shows its message; and after the first kill, when
+    the kubelet's spam filter has stopped the failure events, the second kill's three failures are
+    there, each labelled with its place in the countdown (2/3 ...), and hovering one says which it is."""
     assert (
         web_post(
             replay_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"], shape_class="Default"
@@ -402,28 +404,43 @@ def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(r
     shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "live-tab-replay.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     with pods_tab_page(replay_web_ui, "Live", viewport=(1920, 1080)) as page:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 120
         data = web_read(replay_web_ui, "/liveness-lab/live")
         while time.monotonic() < deadline:
             page.wait_for_timeout(1000)
             data = web_read(replay_web_ui, "/liveness-lab/live")
             blocking = next((v for v in data["variants"] if v["name"] == "blocking"), {"markers": []})
-            if {"kill", "restart"} <= {m["kind"] for m in blocking["markers"]}:
+            if [m["kind"] for m in blocking["markers"]].count("kill") >= 2 and any(m["kind"] == "restart" for m in blocking["markers"]):
                 break
         kills = [m["t"] for m in blocking["markers"] if m["kind"] == "kill"]
-        assert kills and any(m["kind"] == "restart" for m in blocking["markers"]), blocking["markers"]
+        assert len(kills) >= 2 and any(m["kind"] == "restart" for m in blocking["markers"]), blocking["markers"]
         page.wait_for_timeout(2500)  # one read by the page
         assert json.loads(page.locator('section[data-variant="blocking"]').get_attribute("data-kills")) == kills
         assert json.loads(page.locator('section[data-variant="reactive"]').get_attribute("data-kills")) == []
         # The kill happened 23 s after the recorded swarm start: at +25 s here (the replay's 2 s offset).
         assert 23 <= kills[0] - data["started"] <= 28, kills[0] - data["started"]
-        x, y = page.evaluate(
-            "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
-            [round(kills[0] - data["started"], 1)],
-        )
-        box = page.get_by_role("img", name="blocking chart").bounding_box()
-        page.mouse.move(box["x"] + x, box["y"] + y)
+        # Every kill's countdown, the second's after the spam filter stopped the failure events: one
+        # reported (1/3), two placed from the kill (hollow).
+        assert countdowns(blocking["markers"])[:2] == [["1/3", "2/3", "3/3"]] * 2, blocking["markers"]
+        second = [m for m in blocking["markers"] if kills[0] < m["t"] <= kills[1] and m["kind"] in ("failure", "unreported")]
+        assert [m["kind"] for m in second] == ["failure", "unreported", "unreported"], second
+        # What a person sees: the labels by the markers in the chart's event strip, once per kill at least.
+        chart = page.locator('section[data-variant="blocking"] svg text')
+        for label in ("1/3", "2/3", "3/3"):
+            assert chart.filter(has_text=re.compile(rf"^{label}$")).count() >= 2, label
+
+        def hover(t):
+            x, y = page.evaluate(
+                "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
+                [round(t - data["started"], 1)],
+            )
+            box = page.get_by_role("img", name="blocking chart").bounding_box()
+            page.mouse.move(box["x"] + x, box["y"] + y)
+
+        hover(kills[0])
         page.get_by_text("failed liveness probe").first.wait_for(timeout=5000)
-        page.get_by_text("liveness kill at").first.wait_for(timeout=5000)
+        page.get_by_text("liveness kill after 3/3 at +").first.wait_for(timeout=5000)
+        hover(second[1]["t"])
+        page.get_by_text(re.compile(r"liveness failure 2/3 at \+\d+\.\d s, no event of its own")).first.wait_for(timeout=5000)
         page.screenshot(path=str(shot))
     assert shot.stat().st_size > 0
