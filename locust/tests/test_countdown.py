@@ -206,3 +206,33 @@ def test_without_the_probes_settings_nothing_is_numbered_or_inferred():
     assert {m.label for m in markers} == {""}
     assert not [m for m in markers if m.kind == "unreported"]
     assert len([m for m in markers if m.kind == "failure"]) == 4  # the four the events reported
+
+
+def test_a_watch_on_a_fresh_cluster_sees_every_update_and_the_same_25th_warning():
+    """Every update of the blocking pod's events as a watch delivered them (fixtures/events-watch.json:
+    none missed between two lists), on a fresh kind cluster with Kubernetes v1.37 during `scripts/demo.sh
+    --hold 60 --quiet 30`: the 25th Warning update (04:53:47) is the last one; the liveness event's
+    last count, 4 at 04:53:45, is the first failure of the second kill (04:53:55), whose other two
+    failures no event reported, while its Killing event still came."""
+    watch = json.loads((FIXTURES / "events-watch.json").read_text())["items"]
+    records = [event_record(w["object"]) for w in watch]
+    warnings, counts, last_warning = 0, {}, None
+    for r in records:
+        if r["type"] == "Warning":
+            warnings += r["count"] - counts.get(r["uid"], 0)
+            counts[r["uid"]] = r["count"]
+            last_warning = r["last"]
+    assert warnings == 25 and _hms(last_warning) == "04:53:47"
+    kills = [r for r in records if r["reason"] == "Killing"]
+    assert [(r["count"], _hms(r["last"])) for r in kills] == [(1, "04:53:10"), (2, "04:53:55")]
+    markers = counted(records)
+    assert summary(markers) == [
+        ("04:53:00", "failure", "1/3"),
+        ("04:53:05", "failure", "2/3"),
+        ("04:53:10", "failure", "3/3"),
+        ("04:53:10", "kill", "3/3"),
+        ("04:53:45", "failure", "1/3"),
+        ("04:53:50", "unreported", "2/3"),
+        ("04:53:55", "unreported", "3/3"),
+        ("04:53:55", "kill", "3/3"),
+    ]
