@@ -429,18 +429,27 @@ def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(r
         for label in ("1/3", "2/3", "3/3"):
             assert chart.filter(has_text=re.compile(rf"^{label}$")).count() >= 2, label
 
-        def hover(t):
+        def hover(t, text):
+            """Points at the symbol at T until the tooltip shows TEXT: the tab redraws its charts at each read
+            (every second here), which may hide a tooltip shown just before; a person moves the mouse again."""
+            from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
             x, y = page.evaluate(
                 "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
                 [round(t - data["started"], 1)],
             )
             box = page.get_by_role("img", name="blocking chart").bounding_box()
-            page.mouse.move(box["x"] + x, box["y"] + y)
+            for attempt in range(4):
+                page.mouse.move(box["x"] + x, box["y"] + y + 40)
+                page.mouse.move(box["x"] + x, box["y"] + y)
+                try:
+                    page.get_by_text(text).first.wait_for(timeout=2500)
+                    return
+                except PlaywrightTimeoutError:
+                    if attempt == 3:
+                        raise
 
-        hover(kills[0])
-        page.get_by_text("failed liveness probe").first.wait_for(timeout=5000)
-        page.get_by_text("liveness kill after 3/3 at +").first.wait_for(timeout=5000)
-        hover(second[1]["t"])
-        page.get_by_text(re.compile(r"liveness failure 2/3 at \+\d+\.\d s, no event of its own")).first.wait_for(timeout=5000)
+        hover(kills[0], re.compile(r"liveness kill after 3/3 at \+\d+\.\d s: Container service failed liveness probe"))
+        hover(second[1]["t"], re.compile(r"liveness failure 2/3 at \+\d+\.\d s, no event of its own"))
         page.screenshot(path=str(shot))
     assert shot.stat().st_size > 0
