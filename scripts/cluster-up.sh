@@ -266,7 +266,7 @@ build_app_images() {
 }
 
 # load_app_images: the two images of ours into the node (the chart renders exactly these: the chart
-# suite's test_chart.py ties them to scripts/versions.env; official ones are pulled by the node).
+# suite's chart/tests/test_chart.py ties them to scripts/versions.env; official ones are pulled by the node).
 load_app_images() {
   load_image "$SERVICE_IMAGE:$SERVICE_VERSION"
   load_image "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG"

@@ -8,10 +8,10 @@
 #     lint     shellcheck, no GNU-only construct in the scripts users run, this runner (scripts/tests/lint/)
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/tests/test_docs.py)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
-#     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
+#     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (chart/tests/, run by scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, kind-config.yaml, no cluster (bats: scripts/tests/*.bats), and
 #              the helpers in Python those scripts run (pytest: scripts/tests/test_tools.py, where the tools
-#              come from; test_runc_wrapper.py; test_macos_userland.py)
+#              come from; test_runc_wrapper.py; test_macos_userland.py, the macOS simulation's own test)
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
 #              locust/tests/e2e, run by scripts/test-e2e.sh)
@@ -24,7 +24,7 @@
 # Logs: one per suite under $LIVENESS_LAB_LOGS (default ~/.cache/liveness-lab/logs/test-<suite>.log).
 # Counts: each suite's runner writes JUnit XML into $LIVENESS_LAB_LOGS/junit/<suite>/ (bats, pytest,
 # Surefire, helm-unittest); a suite's line says how many test cases it ran, and the last line, "N passed,
-# N failed", sums them over the suites (scripts/libexec/run_suites.py). A suite that exits non-zero counts
+# N failed", sums them over the suites (scripts/tests/run_suites.py). A suite that exits non-zero counts
 # at least one failure; one that reports no test, or only skipped ones, fails.
 set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -95,4 +95,4 @@ case $suite in
   *) exec "$LL_ROOT/scripts/test-$suite.sh" ;;
 esac
 case " $* " in *" -h "* | *" --help "*) ll_usage; exit 0 ;; esac
-exec python3 "$LL_ROOT/scripts/libexec/run_suites.py" "$LL_ROOT/scripts/test.sh" "$LL_LOGS" "$@"
+exec python3 "$LL_ROOT/scripts/tests/run_suites.py" "$LL_ROOT/scripts/test.sh" "$LL_LOGS" "$@"

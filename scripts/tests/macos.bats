@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # What the scripts meet in a user's clone on a Mac: the files Finder leaves in it change no image's source
 # hash (ll_sources_hash, scripts/lib/common.sh), and no two paths differ only in case. The macOS userland
-# these files run in (scripts/libexec/macos_userland.py) is tested by scripts/tests/test_macos_userland.py.
+# these files run in (scripts/tests/macos_userland.py) is tested by scripts/tests/test_macos_userland.py.
 
 load test_helper
 

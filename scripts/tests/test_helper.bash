@@ -15,14 +15,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # use_macos_userland: from here on (called in setup_file, the default one below: the PATH it exports holds
 # for every test of the file) commands are macOS's as far as Debian can imitate them: BWK awk, BSD date, sed -i, wc and
-# paste, no timeout, nproc or sha256sum (scripts/libexec/macos_userland.py), because the scripts under
+# paste, no timeout, nproc or sha256sum (scripts/tests/macos_userland.py), because the scripts under
 # test are the ones users run on their Macs.
 use_macos_userland() {
   # Made once per bats run (the folders of links to PATH's other commands take seconds).
   local dir=$BATS_RUN_TMPDIR/macos
   if [ ! -e "$dir/path" ]; then
     mkdir -p "$dir"
-    python3 "$ROOT/scripts/libexec/macos_userland.py" "$dir/bin" "$PATH" "$dir/farm" >"$dir/path.new"
+    python3 "$ROOT/scripts/tests/macos_userland.py" "$dir/bin" "$PATH" "$dir/farm" >"$dir/path.new"
     mv "$dir/path.new" "$dir/path"
   fi
   PATH=$(cat "$dir/path")

@@ -1,4 +1,4 @@
-"""scripts/libexec/macos_userland.py, the macOS userland the cluster suite's bats files and the registry
+"""scripts/tests/macos_userland.py, the macOS userland the cluster suite's bats files and the registry
 suite's e2e run in, is what its header claims: BWK awk, BSD date's -r and no -d or %N, BSD sed's -i
 SUFFIX, BSD wc's columns, BSD paste's file operand, the GNU-only options refused, the GNU-only tools off
 PATH. (The scripts run in it are tested by the .bats files; scripts/tests/macos.bats adds what a Mac's
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-USERLAND = Path(__file__).resolve().parents[1] / "libexec" / "macos_userland.py"
+USERLAND = Path(__file__).resolve().parent / "macos_userland.py"
 
 
 def generate(*args: str, env: dict = None) -> subprocess.CompletedProcess:

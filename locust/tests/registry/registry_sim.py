@@ -776,11 +776,11 @@ def without_dev_tools(orig_path: str) -> str:
 
 
 def macos_path(path: str) -> tuple[str, list[str]]:
-    """A Mac's userland where Debian can imitate it (scripts/libexec/macos_userland.py): its folder first
+    """A Mac's userland where Debian can imitate it (scripts/tests/macos_userland.py): its folder first
     (BWK awk as awk, BSD date, sed -i, wc and paste...), then PATH without GNU's timeout, nproc, sha256sum...
     that a Mac lacks. The new PATH and the tools left out (MACOS_MISSING)."""
     bash_lib("macos-userland-awk", "ensure_pkg original-awk original-awk", libs="")
-    userland = REPO / "scripts" / "libexec" / "macos_userland.py"
+    userland = REPO / "scripts" / "tests" / "macos_userland.py"
     out = run_logged("macos-userland", [sys.executable, str(userland), str(SIM / "path" / "macos"), path,
                                         str(SIM / "path" / "gnu-less")], cwd=REPO)
     missing = run_logged("macos-userland-missing", [sys.executable, str(userland), "--missing"], cwd=REPO)

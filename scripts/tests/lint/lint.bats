@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The lint suite (scripts/test.sh lint): shellcheck of every script and bats file, and no GNU-only
 # construct in the scripts users run on macOS (the check tried on planted lines first); the bash-3 refusal;
-# the runner of scripts/test.sh (scripts/libexec/run_suites.py) on a stand-in test.sh.
+# the runner of scripts/test.sh (scripts/tests/run_suites.py) on a stand-in test.sh.
 
 load ../test_helper
 setup_file() { :; } # not in the macOS userland: shellcheck and the checks run as they are
@@ -17,7 +17,7 @@ PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh 
 # xargs -r; find -printf; date -d; and the GNU tools a Mac lacks altogether (tac, shuf, numfmt, truncate,
 # stdbuf, setsid, flock, getent, md5sum...). A line that needs one behind a check says so with a
 # `# portable:` comment. The suites that run these scripts do so in macOS's userland as far as Debian can
-# imitate it (scripts/libexec/macos_userland.py), which catches what a pattern cannot.
+# imitate it (scripts/tests/macos_userland.py), which catches what a pattern cannot.
 GNU_ONLY='(^|[^[:alnum:]_.-])(timeout [0-9$]|nproc|date [^|;]*%N|date [^|;]*(-d |--date)|readlink -f|stat -c|sha256sum|sha1sum|sha512sum|md5sum|install -D|cp --parents|base64 -w|sort -V|grep -[[:alpha:]]*P|sed -i|sed [^|;]*\\n|sed [^|]*[;{][pd]}|xargs -r|find [^|;]*-printf|(tac|shuf|numfmt|truncate|stdbuf|setsid|flock|getent)( |$))'
 
 # gnu_only_lines FILE...: the lines of FILEs that use a GNU-only construct.
@@ -70,7 +70,7 @@ case $LL_TEST_SUITE in
 esac
 SH
   chmod +x "$BATS_TEST_TMPDIR/test.sh"
-  run python3 "$ROOT/scripts/libexec/run_suites.py" "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/logs" lint docs chart cluster
+  run python3 "$ROOT/scripts/tests/run_suites.py" "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/logs" lint docs chart cluster
   assert_failure 1
   assert_line --regexp '^lint     passed in [0-9]+s \(2 tests, 1 skipped\)$'
   assert_line --regexp '^docs     FAILED in [0-9]+s \(exit 0; 1 tests, 1 skipped, 1 failed; every test was skipped\)'

@@ -22,11 +22,11 @@ timeout, nproc, sha256sum and friends (macOS has shasum), tac, shuf, numfmt, tru
 Every stand-in but awk (a link to original-awk) is a three-line Python script calling stand_in() in this
 file's copy, DIR/.lib/macos_userland.py.
 
-Usage: scripts/libexec/macos_userland.py DIR              makes DIR (prints nothing on success)
-       scripts/libexec/macos_userland.py DIR PATH FARM    makes DIR, then prints the PATH of the userland:
+Usage: scripts/tests/macos_userland.py DIR              makes DIR (prints nothing on success)
+       scripts/tests/macos_userland.py DIR PATH FARM    makes DIR, then prints the PATH of the userland:
                                                           DIR, then PATH without the GNU-only tools (their
                                                           folders replaced by folders of links under FARM)
-       scripts/libexec/macos_userland.py --missing        prints MACOS_MISSING
+       scripts/tests/macos_userland.py --missing        prints MACOS_MISSING
 Needs: original-awk (apt-get install original-awk). Python 3, the standard library only.
 Tests: scripts/tests/test_macos_userland.py (the stand-ins), scripts/tests/macos.bats (scripts in them).
 """
@@ -162,7 +162,7 @@ def make_userland(folder: str) -> None:
         path = os.path.join(folder, name)
         why = REFUSING[name][2] if name in REFUSING else "BSD's interface"
         with open(path, "w") as f:
-            f.write(f"#!{python} -IS\n# macOS userland stand-in (scripts/libexec/macos_userland.py): {why}\n"
+            f.write(f"#!{python} -IS\n# macOS userland stand-in (scripts/tests/macos_userland.py): {why}\n"
                     f"import sys; sys.path.insert(0, {lib!r}); import macos_userland\n"
                     f"macos_userland.stand_in({name!r}, sys.argv[1:])\n")
         os.chmod(path, 0o755)

@@ -1,4 +1,4 @@
-"""The chart's checks besides helm-unittest (chart/tests/), run by scripts/test-chart.sh with the pinned
+"""The chart's checks besides helm-unittest (the *_test.yaml suites beside this file), run by scripts/test-chart.sh with the pinned
 helm, ct (with Yamale and yamllint), kube-linter and helm-docs first on PATH and CT_CONFIG_DIR set.
 
 ct lint: yamllint, the Chart.yaml schema and `helm lint --strict` with each chart/ci/*-values.yaml, offline
@@ -6,7 +6,7 @@ ct lint: yamllint, the Chart.yaml schema and `helm lint --strict` with each char
 on the rendering of every ci/ file (exceptions justified in chart/.kube-linter.yaml). helm-docs regenerates
 chart/README.md's parameter table into a copy, which must equal the committed one. The images and
 appVersion are scripts/versions.env's; the modes are Mode.java's. Two releases in two namespaces of one
-cluster cannot collide (scripts/libexec/release_collisions.py), and the checker catches each collision planted.
+cluster cannot collide (release_collisions.py, beside this file), and the checker catches each collision planted.
 """
 
 import re
@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 CHART = REPO / "chart"
 VERSIONS = dict(re.findall(r"^([A-Z_]+)=(\S*)", (REPO / "scripts/versions.env").read_text(), re.M))
 K8S = VERSIONS["KUBERNETES_VERSION"]
@@ -84,7 +85,7 @@ CLUSTER_RBAC = "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole
 def collisions(tmp_path, alice: str, bob: str) -> subprocess.CompletedProcess:
     (tmp_path / "alice.yaml").write_text(alice)
     (tmp_path / "bob.yaml").write_text(bob)
-    return subprocess.run([sys.executable, REPO / "scripts/libexec/release_collisions.py", "alice", "ws-alice",
+    return subprocess.run([sys.executable, HERE / "release_collisions.py", "alice", "ws-alice",
                            tmp_path / "alice.yaml", "bob", "ws-bob", tmp_path / "bob.yaml"], capture_output=True, text=True)
 
 
