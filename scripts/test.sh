@@ -11,7 +11,8 @@
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (chart/tests/, run by scripts/test-chart.sh)
 #     cluster  cluster-up plans and argument errors, kind-config.yaml, no cluster (bats: scripts/tests/*.bats), and
 #              the helpers in Python those scripts run (pytest: scripts/tests/test_tools.py, where the tools
-#              come from; test_runc_wrapper.py; test_macos_userland.py, the macOS simulation's own test)
+#              come from; test_runc_wrapper.py; test_pod_network.py; test_macos_userland.py, the macOS
+#              simulation's own test)
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
 #              locust/tests/e2e, run by scripts/test-e2e.sh)
@@ -59,7 +60,7 @@ suite_cluster() {
   . "$LL_LIB/venv.sh"
   ensure_locust_venv dev
   "$LL_VENV/bin/python" -m pytest -v -p no:cacheprovider --junitxml "$LIVENESS_LAB_JUNIT/pytest.xml" \
-    "$LL_ROOT"/scripts/tests/test_{tools,runc_wrapper,macos_userland}.py || rc=$?
+    "$LL_ROOT"/scripts/tests/test_{tools,runc_wrapper,pod_network,macos_userland}.py || rc=$?
   return "$rc"
 }
 
