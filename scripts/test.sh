@@ -46,8 +46,21 @@ bats_suite() {
   return "$rc"
 }
 
+# ensure_vermin: vermin VERMIN_VERSION first on PATH, from a venv under the cache (pip, PyPI).
+ensure_vermin() {
+  local venv=$LL_CACHE/vermin-$VERMIN_VERSION
+  if [ ! -x "$venv/bin/vermin" ]; then
+    python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$venv"; } ||
+      die "could not make a Python venv for vermin" "apt-get install python3-venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "vermin==$VERMIN_VERSION" ||
+      die "pip could not install vermin $VERMIN_VERSION" "check that PyPI answers (pip config list)"
+  fi
+  PATH=$venv/bin:$PATH
+}
+
 suite_lint() {
   ensure_pkg shellcheck shellcheck
+  ensure_vermin
   bats_suite "$LL_ROOT/scripts/tests/lint"
 }
 

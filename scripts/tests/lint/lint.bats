@@ -80,3 +80,27 @@ SH
   assert_line 'failed suites: docs chart cluster'
   assert_line '2 passed, 3 failed (2 skipped)' # chart's one test passed: its failure is the exit status
 }
+
+# Host-side Python that cluster-up runs with the user's python3 (scripts/libexec: tools.py, lock_check.py,
+# pod_network.py...) must run on macOS's own, the Command Line Tools' 3.9 (vermin, VERMIN_VERSION).
+vermin_39() { vermin -t=3.9- --violations --no-tips --no-make-paths-absolute "$@"; }
+
+@test "vermin catches a planted line that needs Python 3.10 or 3.11" {
+  command -v vermin >/dev/null || fail "vermin is not on PATH (scripts/test.sh lint installs it)"
+  printf 'import tomllib\n' >"$BATS_TEST_TMPDIR/needs311.py"
+  run vermin_39 "$BATS_TEST_TMPDIR/needs311.py"
+  assert_failure
+  assert_output --partial "tomllib"
+  printf 'def f(x):\n    match x:\n        case 1:\n            return 2\n' >"$BATS_TEST_TMPDIR/needs310.py"
+  run vermin_39 "$BATS_TEST_TMPDIR/needs310.py"
+  assert_failure
+}
+
+@test "scripts/libexec runs on macOS's python3 (3.9): vermin finds nothing newer" {
+  command -v vermin >/dev/null || fail "vermin is not on PATH (scripts/test.sh lint installs it)"
+  cd "$ROOT"
+  run ls scripts/libexec/*.py
+  assert_success
+  run vermin_39 scripts/libexec
+  assert_success # else the line vermin names needs a newer Python than a Mac's own python3
+}
