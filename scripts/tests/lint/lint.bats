@@ -104,3 +104,36 @@ vermin_39() { vermin -t=3.9- --violations --no-tips --no-make-paths-absolute "$@
   run vermin_39 scripts/libexec
   assert_success # else the line vermin names needs a newer Python than a Mac's own python3
 }
+
+# GNU sed's regular-expression extensions and escapes, which BSD sed (macOS's) reads as other characters
+# or refuses: \+ \? \| in a basic expression, \s \S \w \W \b \B \< \> classes and anchors, \t. A sed
+# program of the scripts users run must spell them portably ([[:space:]], [+], a literal tab, -E).
+GNU_SED_ESCAPE='\\[+?|sSwWbB<>t]'
+# gnu_sed_lines FILE...: the lines whose sed call has a quoted program with such an escape (a line marked
+# `# portable:` and comment lines left out).
+gnu_sed_lines() {
+  local line program
+  grep -HnE '(^|[^[:alnum:]_-])sed ' "$@" | grep -v '# portable:' | grep -vE '^[^:]*:[0-9]+:[[:space:]]*#' |
+    while IFS= read -r line; do
+      program=$(printf '%s\n' "${line#*:*:}" | grep -oE "sed( +-[A-Za-z]+)*( +('[^']*'|\"[^\"]*\"))+" || true)
+      if printf '%s\n' "$program" | grep -qE "$GNU_SED_ESCAPE"; then printf '%s\n' "$line"; fi
+    done
+}
+
+@test "the GNU-only sed check catches the planted \\+ \\? \\| \\s \\t, not portable programs" {
+  # shellcheck disable=SC2016 # the planted lines are text, not code
+  printf '%s\n' "v=\$(sed -n 's/^a\\+//p' f)" "sed 's/x\\?\$//' f" "sed -n '/a\\|b/p' f" "sed 's/\\s*\$//' f" \
+    'sed "s/\t/ /" f' "sed -n 's|^  <version>\\(.*\\)</version>|\\1|p' f" "sed -E 's/[[:space:]]+\$//' f" \
+    "sed -e 's/\\[[^]]*\\]//' f" "  # sed 's/a\\+//' in a comment" >"$BATS_TEST_TMPDIR/probe"
+  run gnu_sed_lines "$BATS_TEST_TMPDIR/probe"
+  assert_equal "${#lines[@]}" 5
+  assert_output --partial "probe:1:"
+  assert_output --partial "probe:5:"
+  refute_output --partial "probe:6:"
+}
+
+@test "the sed programs of the scripts users run use no GNU-only escape" {
+  cd "$ROOT"
+  run gnu_sed_lines "${PORTABLE_SCRIPTS[@]}"
+  assert_output "" # else spell it portably, or mark a line that needs it behind a check '# portable: why'
+}
