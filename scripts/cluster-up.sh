@@ -6,7 +6,7 @@
 # image is built locally from the Go module proxy and Debian packages (the first time 15 to 20 minutes
 # on 2 cores, then cached under ~/.cache/liveness-lab). Safe to re-run: an existing cluster is reused,
 # a half-finished build resumes, an unchanged image or release is left alone and no pod restarts.
-# Needs bash >= 4 (macOS: brew install bash).
+# Needs bash >= 4.1 (macOS: brew install bash).
 #
 # Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--dry-run] [--help]
 #   --airgap    build every image locally even where a registry answers

@@ -6,15 +6,18 @@
 #   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   caches (Kubernetes binaries, images), keyed by version
 #   LIVENESS_LAB_LOGS=<cache>/logs             one log file per step
 
-# ll_check_bash MAJOR: stop unless MAJOR (this bash's, ${BASH_VERSINFO[0]}) is 4 or more: macOS's
-# /bin/bash is 3.2, and the scripts use mapfile, $BASHPID and `exec {fd}>`.
+# ll_check_bash MAJOR MINOR: stop unless this bash (${BASH_VERSINFO[0]}, [1]) is 4.1 or newer: macOS's
+# /bin/bash is 3.2, and the scripts use mapfile and $BASHPID (4.0) and `exec {fd}>` (4.1: bash 4.0 dies
+# at the first one with "exec: {fd}: not found").
 ll_check_bash() {
-  [ "$1" -ge 4 ] && return 0
-  printf 'error: liveness-lab needs bash >= 4; this is bash %s (%s)\n' "$1" "${BASH:-?}" >&2
-  printf '  fix: on macOS: brew install bash (Homebrew puts bash 5 first on PATH; the scripts start with /usr/bin/env bash), then run it again\n' >&2
+  [ "$1" -gt 4 ] || { [ "$1" -eq 4 ] && [ "${2:-0}" -ge 1 ]; } && return 0
+  printf 'error: liveness-lab needs bash >= 4.1; this is bash %s.%s (%s)\n' "$1" "${2:-0}" "${BASH:-?}" >&2
+  # shellcheck disable=SC2016 # the command to type, not to expand
+  printf '  fix: on macOS: brew install bash, then run it again with Homebrew'"'"'s bash first on PATH (%s) or by its path: /opt/homebrew/bin/bash %s (Intel Macs: /usr/local/bin/bash)\n' \
+    'eval "$(brew shellenv)"' "$0" >&2
   return 1
 }
-ll_check_bash "${BASH_VERSINFO[0]:-0}" || exit 1
+ll_check_bash "${BASH_VERSINFO[0]:-0}" "${BASH_VERSINFO[1]:-0}" || exit 1
 
 LL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # The sourced libraries, this one's folder: a script sources the others as "$LL_LIB/NAME.sh".

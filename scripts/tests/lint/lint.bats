@@ -58,6 +58,20 @@ gnu_only_lines() { grep -HnE "$GNU_ONLY" "$@" | grep -v '# portable:' | grep -vE
   assert_success
 }
 
+# bash 4.0 has mapfile and $BASHPID but not `exec {fd}>` (4.1), which step's heartbeat and the registry
+# check open: it passed a check of the major version only and died at the first step.
+@test "bash 4.0 is refused with the fix, 4.1 let through (the {fd} redirections)" {
+  . "$ROOT/scripts/lib/common.sh"
+  run ll_check_bash 4 0
+  assert_failure
+  assert_output --partial "needs bash >= 4.1; this is bash 4.0"
+  assert_output --partial "brew install bash"
+  run ll_check_bash 4 1
+  assert_success
+  run ll_check_bash 5 0
+  assert_success
+}
+
 # scripts/test.sh's runner on a stand-in test.sh whose suites report what each name says.
 @test "the runner: per-suite lines, the sum, and a suite with no test, only skipped ones or a bad exit fails" {
   cat >"$BATS_TEST_TMPDIR/test.sh" <<'SH'
