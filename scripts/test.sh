@@ -68,6 +68,9 @@ suite_lint() {
 # cluster), then the pytest files of the helpers in scripts/libexec/ that those scripts run.
 suite_cluster() {
   local rc=0
+  # The simulated Mac's bash 3.2 is built once from Debian's bash source (scripts/tests/macos_userland.py).
+  ensure_pkg gcc gcc
+  ensure_pkg make make
   bats_suite "$LL_ROOT/scripts/tests" || rc=$?
   # shellcheck source=lib/venv.sh
   . "$LL_LIB/venv.sh"
