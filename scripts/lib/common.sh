@@ -30,6 +30,25 @@ LL_LOGS=${LIVENESS_LAB_LOGS:-$LL_CACHE/logs}
 LL_TOOLS=$LL_ROOT/.tools
 export LL_CACHE LL_LOGS LL_TOOLS
 
+# ll_use_this_bash: `bash` names the bash that passed ll_check_bash for everything this script starts:
+# the steps' scripts (`#!/usr/bin/env bash`), the heartbeat, Python's subprocesses. On a Mac whose PATH
+# has /bin/bash 3.2 first (a shell that never ran `brew shellenv`: cron, an IDE's run configuration,
+# `ssh mac cmd`) while Homebrew's bash was chosen by its path, they would start 3.2 and stop at its
+# check, after the minutes of pulls before the first build. When PATH's bash is another one, a folder
+# holding only a link to this one goes first on PATH (.tools/bash, git-ignored); nothing else moves.
+ll_use_this_bash() {
+  local this=$BASH
+  case $this in /*) ;; *) this=$PWD/$this ;; esac
+  [ "$(command -v bash 2>/dev/null)" -ef "$this" ] && return 0
+  if ! { mkdir -p "$LL_TOOLS/bash" && ln -sfn "$this" "$LL_TOOLS/bash/bash"; }; then
+    printf 'error: could not link %s into %s\n' "$this" "$LL_TOOLS/bash" >&2
+    exit 1
+  fi
+  PATH=$LL_TOOLS/bash:$PATH
+  export PATH
+}
+ll_use_this_bash
+
 ll_now() { date +%s; }
 
 # ll_usage: the running script's header comment (line 2 up to `set -o`), without the comment marks
@@ -82,7 +101,7 @@ LL_HEARTBEAT_FD=
 # No signals: a stopped subshell would run the script's EXIT trap, inherited from it.
 ll_start_heartbeat() {
   # shellcheck disable=SC2016 # the program is for the inner bash
-  exec {LL_HEARTBEAT_FD}> >(exec bash -c 'every=$1 name=$2 started=$3 base=$4
+  exec {LL_HEARTBEAT_FD}> >(exec "$BASH" -c 'every=$1 name=$2 started=$3 base=$4
     while :; do
       read -r -t "$every" _ && continue
       [ $? -gt 128 ] || exit 0 # end of input, not a time-out: the step is over

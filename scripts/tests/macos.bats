@@ -59,6 +59,22 @@ teardown() {
   [ "$output" -ge 5 ] || fail "the bash chosen by hand is $output"
 }
 
+# Issue 41, trap 1: the check passed in the bash chosen by hand, then the steps and the heartbeat started
+# `bash` from PATH: 3.2, after minutes of pulls.
+@test "bash 3.2 first on PATH, Homebrew's chosen by hand: the steps, child scripts and the heartbeat run the chosen bash" {
+  # shellcheck disable=SC2016 # the program is for the Mac's bash
+  run on_mac_bash '. "$1/scripts/lib/common.sh"
+    LIVENESS_LAB_HEARTBEAT=1 step slow sleep 3
+    step child "$1/scripts/build-webui.sh" --help
+    step inner bash -c "echo inner bash \${BASH_VERSINFO[0]}.\${BASH_VERSINFO[1]}"
+    cat "$LL_LOGS/child.log" "$LL_LOGS/inner.log"' "$ROOT"
+  assert_success
+  assert_output --partial "slow still running"
+  assert_output --partial "Usage: scripts/build-webui.sh"
+  assert_output --regexp "inner bash ([5-9]|4\.[1-9])"
+  refute_output --partial "needs bash >= 4"
+}
+
 @test "cluster-up with bash 3.2 itself: stops at once, naming brew and the bash to choose" {
   run env PATH="$MAC_PATH" bash "$ROOT/scripts/cluster-up.sh" --dry-run
   assert_failure 1
