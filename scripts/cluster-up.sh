@@ -188,21 +188,6 @@ EOF
 EOF
 }
 
-# What the cluster, the four variants and Locust need from the Docker machine (docs/laptop.md, "What you need").
-LL_MIN_CPUS=2
-LL_MIN_MEMORY_MIB=4096
-# check_docker_resources: warn when the Docker machine is smaller than the demo needs.
-check_docker_resources() {
-  local resources
-  resources=$(docker_resources) || return 0
-  # shellcheck disable=SC2086 # "CPUS MIB" splits into two words
-  set -- $resources
-  [ "$1" -ge "$LL_MIN_CPUS" ] ||
-    warn "Docker has $1 CPU(s); the demo needs $LL_MIN_CPUS (Docker Desktop: Settings > Resources > CPUs)"
-  [ "$2" -ge "$LL_MIN_MEMORY_MIB" ] ||
-    warn "Docker has $(($2 / 1024)) GiB of memory; the demo needs $((LL_MIN_MEMORY_MIB / 1024)) GiB (Docker Desktop: Settings > Resources > Memory)"
-}
-
 # resolve_tools: kind, helm and kubectl before anything is created, so a missing tool stops the run
 # before the cluster or the images exist.
 resolve_tools() {

@@ -83,6 +83,22 @@ teardown() {
   assert_output --partial "/opt/homebrew/bin/bash"
 }
 
+# Issue 41, trap 3: `docker info` reports the VM kernel's MemTotal, a little under what Docker Desktop gave.
+@test "Docker Desktop's memory: 4 GiB given (3.84 reported) passes, 3 GiB warns with the setting; 1 CPU warns" {
+  # LIVENESS_LAB_REGISTRY=maybe stops cluster-up right after the resources check, before anything is done.
+  STUB_INFO="4 4123000000" LIVENESS_LAB_REGISTRY=maybe run on_mac cluster-up.sh
+  assert_failure 1
+  assert_output --partial "docker: daemon answers"
+  assert_output --partial "LIVENESS_LAB_REGISTRY must be yes, no or auto"
+  refute_output --partial "warning:"
+  STUB_INFO="4 3060000000" LIVENESS_LAB_REGISTRY=maybe run on_mac cluster-up.sh
+  assert_output --partial "warning: Docker has 2.8 GiB of memory"
+  assert_output --partial "the demo needs 4 GiB (Docker Desktop: Settings > Resources > Memory)"
+  STUB_INFO="1 8300000000" LIVENESS_LAB_REGISTRY=maybe run on_mac cluster-up.sh
+  assert_output --partial "warning: Docker has 1 CPU(s); the demo needs 2 (Docker Desktop: Settings > Resources > CPUs)"
+  refute_output --partial "GiB of memory"
+}
+
 @test "Docker Desktop stopped: cluster-up says to start it" {
   run on_mac cluster-up.sh
   assert_failure 1
