@@ -183,6 +183,30 @@ ll_sha256() {
   if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi # portable: checked first
 }
 
+# ll_find_sources PATH...: the files under PATHs (relative to the repository root, which is the current
+# folder), NUL-separated, without what the repository's .gitignore files name (this one's and those one
+# folder down): outside a git clone (GitHub's "Download ZIP") Finder's .DS_Store and ._* files, the
+# demo's own __pycache__, webui/dist... would change the sources hash. "NAME/" prunes a folder of that
+# name anywhere, "DIR/NAME/" that folder under the .gitignore's own; "NAME" leaves out files so named.
+ll_find_sources() {
+  local ignore dir pattern prune=() skip=()
+  for ignore in .gitignore */.gitignore; do
+    [ -f "$ignore" ] || continue
+    dir=$(dirname "$ignore")
+    while IFS= read -r pattern || [ -n "$pattern" ]; do
+      case $pattern in "" | "#"*) continue ;; esac
+      [ "$dir" = . ] || case $pattern in */*) pattern=$dir/$pattern ;; esac
+      case $pattern in
+        */*/) prune+=(-o -path "${pattern%/}") ;;
+        */) prune+=(-o -name "${pattern%/}") ;;
+        */*) skip+=(! -path "$pattern") ;;
+        *) skip+=(! -name "$pattern") ;;
+      esac
+    done <"$ignore"
+  done
+  find "$@" \( -name .git ${prune[@]+"${prune[@]}"} \) -prune -o -type f ${skip[@]+"${skip[@]}"} -print0
+}
+
 # ll_sources_hash PATH...: 16 hex digits naming the contents of every file under PATHs (relative to the
 # repository root), git-ignored files left out: an image built from them carries it as a label, so an
 # unchanged source tree is never built or loaded again.
@@ -194,7 +218,7 @@ ll_sources_hash() {
       if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
         git ls-files -z --cached --others --exclude-standard -- "$@"
       else
-        find "$@" -type f -print0
+        ll_find_sources "$@"
       fi | LC_ALL=C sort -z -u)
     [ ${#files[@]} -gt 0 ] || exit 1
     ll_sha256 "${files[@]}"

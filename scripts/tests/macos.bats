@@ -38,6 +38,29 @@ teardown() {
   assert_equal "$after" "$before"
 }
 
+# GitHub's "Download ZIP" has no .git: the hash comes from find, which must leave out what .gitignore does.
+@test "outside a git clone (a ZIP download), Finder's files, the demo's __pycache__ and webui/dist change no source hash" {
+  local copy=$BATS_TEST_TMPDIR/zip before after
+  mkdir -p "$copy"
+  git -C "$ROOT" archive HEAD locust service | tar -x -C "$copy"
+  cp -R "$ROOT/scripts" "$ROOT/.gitignore" "$copy/" # the scripts under test, as they are in this tree
+  run git -C "$copy" rev-parse --is-inside-work-tree
+  assert_failure # else the git path is what would be tested
+  # shellcheck disable=SC2016 # the program is for the Mac's bash
+  before=$(on_mac_bash 'cd "$1" && . scripts/lib/common.sh && ll_sources_hash locust service' "$copy")
+  [ -n "$before" ]
+  mkdir -p "$copy/locust/liveness_lab/__pycache__" "$copy/locust/webui/dist" "$copy/locust/wheels"
+  touch "$copy/locust/.DS_Store" "$copy/service/src/._Main.java" "$copy/locust/liveness_lab/__pycache__/demo.cpython-312.pyc" \
+    "$copy/locust/webui/dist/index.html" "$copy/locust/wheels/gevent-26.9.0-cp312-cp312-macosx_11_0_universal2.whl"
+  # shellcheck disable=SC2016
+  after=$(on_mac_bash 'cd "$1" && . scripts/lib/common.sh && ll_sources_hash locust service' "$copy")
+  assert_equal "$after" "$before"
+  echo "changed" >>"$copy/locust/locustfile.py" # a source file still counts
+  # shellcheck disable=SC2016
+  run on_mac_bash 'cd "$1" && . scripts/lib/common.sh && ll_sources_hash locust service' "$copy"
+  refute_output "$before"
+}
+
 # A Mac's file system does not tell them apart.
 @test "no two paths of the repository differ only in case" {
   run bash -c "cd '$ROOT' && git ls-files | LC_ALL=C sort -f | uniq -di"
