@@ -167,6 +167,23 @@ teardown() {
   refute_output --partial "failCgroupV1"
 }
 
+# Issue 41, trap 2: gevent has macOS wheels from CPython 3.12 on; with 3.11 pip compiles it.
+@test "a Mac's Python 3.11: Locust's venv is refused before anything is installed, naming 3.12 and brew" {
+  local py311
+  py311=$(command -v python3.11) || skip "no python3.11 here"
+  # shellcheck disable=SC2016 # the program is for the Mac's bash
+  LIVENESS_LAB_PYTHON=$py311 run on_mac_bash '. "$1/scripts/lib/common.sh"; . "$LL_LIB/venv.sh"; LL_VENV=$2; ensure_locust_venv runtime' \
+    "$ROOT" "$BATS_TEST_TMPDIR/venv"
+  assert_failure 1
+  assert_output --partial "Locust needs 3.12 or newer on macOS"
+  assert_output --partial "brew install python"
+  [ ! -e "$BATS_TEST_TMPDIR/venv" ] || fail "a venv was made"
+  # shellcheck disable=SC2016
+  LIVENESS_LAB_PYTHON=/nonexistent/python3 run on_mac_bash '. "$1/scripts/lib/common.sh"; . "$LL_LIB/venv.sh"; ensure_locust_venv runtime' "$ROOT"
+  assert_failure 1
+  assert_output --partial "install Python 3.12 or newer: brew install python"
+}
+
 # macOS keeps its JDKs where /usr/libexec/java_home says; find_jdk asks it (the test suite's JDK).
 @test "a Mac's JDK: find_jdk takes /usr/libexec/java_home's answer" {
   [ "$(id -u)" = 0 ] && command -v unshare >/dev/null || skip "needs root and unshare, to put a java_home at /usr/libexec"
