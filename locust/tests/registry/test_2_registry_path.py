@@ -65,8 +65,10 @@ def test_inner_path_is_a_mac(inner_path, say):
     assert lines[:3] == ["Darwin", "arm64", "501"], lines
     assert lines[3].startswith("3.2."), f"PATH's bash is {lines[3]}"
     assert lines[4].startswith(sim.V["LOCUST_PYTHON_MIN_MACOS"] + "."), f"python3 is {lines[4]}"
-    chosen = subprocess.run([inner_path.bash, "-c", "echo $BASH_VERSION"], capture_output=True, text=True).stdout.strip()
-    assert chosen.split(".")[0] >= "5" or chosen.startswith(("4.1", "4.2", "4.3", "4.4")), chosen
+    chosen = subprocess.run([inner_path.bash, "-c", "echo ${BASH_VERSINFO[0]} ${BASH_VERSINFO[1]} $BASH_VERSION"],
+                            capture_output=True, text=True).stdout.split()
+    assert (int(chosen[0]), int(chosen[1])) >= (4, 1), f"the bash chosen by hand is {chosen}"
+    chosen = chosen[2]
     say(f"a Mac: {' '.join(lines[:3])}, PATH's bash {lines[3]}, python3 {lines[4]}; scripts run with {inner_path.bash} {chosen}")
 
 
