@@ -5,11 +5,13 @@
 #
 # Usage: scripts/test.sh [SUITE...]
 #   SUITE: lint | docs | service | chart | cluster | locust | e2e | multinode | registry | all (default: all)
-#     lint     shellcheck, no GNU-only construct in the scripts users run, this runner (scripts/tests/lint/)
+#     lint     shellcheck, no GNU-only construct or sed escape in the scripts users run, scripts/libexec on
+#              macOS's python3 3.9 (vermin), the bash check, this runner (scripts/tests/lint/)
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/tests/test_docs.py)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
 #     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (chart/tests/, run by scripts/test-chart.sh)
-#     cluster  cluster-up plans and argument errors, kind-config.yaml, no cluster (bats: scripts/tests/*.bats), and
+#     cluster  cluster-up plans and argument errors, kind-config.yaml, the user's scripts as a Mac runs them, no
+#              cluster (bats: scripts/tests/*.bats), and
 #              the helpers in Python those scripts run (pytest: scripts/tests/test_tools.py, where the tools
 #              come from; test_runc_wrapper.py; test_pod_network.py; test_macos_userland.py, the macOS
 #              simulation's own test)
