@@ -730,6 +730,10 @@ def copy_tree() -> list[str]:
     not what is under test), made a git work tree with every file added, as a clone is: the images'
     source hashes leave out what .gitignore names. The files copied."""
     TREE.mkdir(parents=True, exist_ok=True)
+    if (TREE / ".venv").exists() and not _runs(TREE / ".venv" / "bin" / "python"):
+        # Its interpreter is gone (the simulated Mac's python3 link, made again each run, may name another
+        # Python, or none): the e2e makes a new one.
+        shutil.rmtree(TREE / ".venv")
     for child in TREE.iterdir():
         if child.name == ".venv":
             continue
@@ -748,6 +752,13 @@ def copy_tree() -> list[str]:
     for argv in (["git", "init", "-q"], ["git", "add", "-A"]):
         subprocess.run(argv, cwd=TREE, check=True, env=_git_env())
     return files
+
+
+def _runs(python: Path) -> bool:
+    try:
+        return subprocess.run([str(python), "-c", "pass"], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 def _git_env() -> dict:
