@@ -1,8 +1,10 @@
 package io.livenesslab.service;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -21,8 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code GET /api/work} is served the way Spring serves every request: through Boot's chain and the
- * {@code DispatcherHandler}, which asks its handler mappings for the handler. Nothing routes it around
- * them.
+ * {@code DispatcherHandler}, which asks its handler mappings for the handler, and under Boot's
+ * {@code http.server.requests} observation. Nothing routes it around them.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = { "demo.mode=reactive", "demo.latency-ms=1" })
 @AutoConfigureWebTestClient
@@ -34,12 +36,27 @@ class DispatcherTests {
 	@Autowired
 	AskedMappings asked;
 
+	@Autowired
+	MeterRegistry registry;
+
 	@Test
 	void theDispatcherAsksItsHandlerMappingsForWork() {
 		this.asked.paths().clear();
 		this.client.get().uri("/api/work").exchange().expectStatus().isOk();
 		this.client.get().uri("/livez").exchange().expectStatus().isOk();
 		assertThat(this.asked.paths()).containsExactly("GET /api/work", "GET /livez");
+	}
+
+	@Test
+	void workIsObservedAsEveryRequestIs() throws InterruptedException {
+		this.client.get().uri("/api/work?latencyMs=1").exchange().expectStatus().isOk();
+		// The observation stops once the answer is written, which may be just after the client has read it.
+		long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+		while (this.registry.find("http.server.requests").tag("uri", "/api/work").timer() == null
+				&& System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
+		assertThat(this.registry.get("http.server.requests").tag("uri", "/api/work").timer().count()).isEqualTo(1);
 	}
 
 	/** Every request the dispatcher asks its handler mappings about, first among them. */
