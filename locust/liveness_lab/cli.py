@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from liveness_lab.base import DEFAULT_USERS_PER_VARIANT
 from liveness_lab.base.exits import BENCH_HELP, SETUP
 from liveness_lab.base.exits import HELP as EXIT_HELP
 
@@ -275,7 +276,13 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh")
     d.add_argument(
         "--quiet", type=whole, default=90, metavar="SECONDS", help="time without load afterwards, to watch recovery (default 90)"
     )
-    d.add_argument("--users", type=above_zero, default=20, metavar="N", help="users per variant (default 20)")
+    d.add_argument(
+        "--users",
+        type=above_zero,
+        default=DEFAULT_USERS_PER_VARIANT,
+        metavar="N",
+        help=f"users per variant (default {DEFAULT_USERS_PER_VARIANT})",
+    )
     d.add_argument("--rate", type=rate, default=1.0, metavar="R", help="requests per second each user aims for (default 1)")
     d.add_argument(
         "--latency-ms",

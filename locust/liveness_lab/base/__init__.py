@@ -10,6 +10,10 @@ from pathlib import Path
 # of scripts/demo.sh, and what the report assumes for an old run.json without latency_ms. The same
 # number as the service's own default (DemoProperties) and the chart's latencyMs; each runtime has one.
 DEFAULT_LATENCY_MS = 1000
+# The demo's load per variant when nobody says: the default of scripts/demo.sh's --users, and what the web
+# UI's start form proposes (that many users of each variant's class, started at once: 40 users, ramp 40,
+# for blocking and reactive). 20 requests of 1 s in flight hold a blocking pod's 4 event loops for good.
+DEFAULT_USERS_PER_VARIANT = 20
 
 # locust/ and the repository around it, on the host (the Locust image has locust/'s files only).
 LOCUST_DIR = Path(__file__).resolve().parents[2]
