@@ -1,5 +1,5 @@
-"""Swarms liveness-lab's service variants: one FastHttpUser class per variant, and the Pods and Live tabs in
-the web UI.
+"""Swarms liveness-lab's service variants: one FastHttpUser class per variant, and the Pods, Live and Workshop
+tabs in the web UI.
 
 The classes are built from the variant table (``liveness_lab/base/variants.py`` reads it): ``<Variant>User``,
 e.g. ``BlockingUser`` and ``ReactiveUser``.
@@ -30,6 +30,7 @@ Environment only:
                       =offered          offer it in the class picker (the chart's master; demo.sh --load cluster)
     LIVENESS_LAB_PODS_TAB=on|off        the Pods tab (liveness_lab/locust_ext/pods_tab.py)
     LIVENESS_LAB_LIVE_REFRESH=2         seconds between the Live tab's samples (liveness_lab/locust_ext/live_view.py)
+    LIVENESS_LAB_WORKSHOP=on|off        the Workshop tab's checks and actions (liveness_lab/workshop/tab.py)
     LOCUST_BUILD_PATH=<webui/dist>      the web UI bundle with the Live tab, when built (see below)
 """
 
@@ -42,6 +43,7 @@ from locust import FastHttpUser, constant_throughput, events, task
 from liveness_lab.base import DEFAULT_LATENCY_MS, variants
 from liveness_lab.locust_ext import demo_shape as shape
 from liveness_lab.locust_ext import live_view, pods_tab, stats_history
+from liveness_lab.workshop import tab as workshop_tab
 
 if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
     # Only imported on request: a shape class in the module would replace the web UI's users/rate form,
@@ -88,9 +90,12 @@ def _options(parser):
 @events.init.add_listener
 def _tabs(environment, **_kwargs):
     # Master or local runner only: workers have no web UI. The Live tab reads the Pods tab's poller.
-    live_view.install(environment, pods_tab.install(environment))
+    poller = pods_tab.install(environment)
+    live_view.install(environment, poller)
     # The per-second stats history a scripted run with --load cluster fetches (liveness_lab/locust_ext/stats_history.py).
-    stats_history.install(environment)
+    ticks = stats_history.install(environment)
+    # The Workshop tab's steps and checks, on the same pods, events and stats history (liveness_lab/workshop/tab.py).
+    workshop_tab.install(environment, poller, ticks)
 
 
 class VariantUser(FastHttpUser):

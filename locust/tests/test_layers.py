@@ -3,13 +3,15 @@ or beside it, and no modules import each other in a circle. The import graph is 
 files themselves (every import, also those inside functions); the checker is tried on planted back
 imports first, so a green run means the tree holds, not that the checker sees nothing.
 
-    __main__, cli          the command line (python -m liveness_lab demo|lab|bench)
+    __main__, cli          the command line (python -m liveness_lab demo|lab|bench|workshop)
     lab                    the lab: scenarios run as scripted runs
-    demo                   the scripted run
+    demo | workshop        the scripted run | the Workshop tab's steps and checks (in the Locust master)
     report | bench | locust_ext   a run's evidence | the benchmark | what Locust loads
     base                   what every package reads
 
-locustfile.py, Locust's entry, may import only what the Locust image ships: base and locust_ext.
+locustfile.py, Locust's entry, may import only what the Locust image ships: base, locust_ext, report and
+workshop, and every module of those only the same four (the lab's scenario files go in as data, never its
+code).
 """
 
 import ast
@@ -21,9 +23,9 @@ import pytest
 LOCUST_DIR = Path(__file__).resolve().parents[1]
 PACKAGE = "liveness_lab"
 # package -> its floor; a package imports only packages on lower floors (and its own modules).
-FLOORS = {"base": 0, "locust_ext": 1, "report": 1, "bench": 1, "demo": 2, "lab": 3, "": 4}
+FLOORS = {"base": 0, "locust_ext": 1, "report": 1, "bench": 1, "demo": 2, "workshop": 2, "lab": 3, "": 4}
 # What the Locust image ships (locust/Dockerfile), so all the locustfile may import.
-IMAGE = {"base", "locust_ext"}
+IMAGE = {"base", "locust_ext", "report", "workshop"}
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -106,13 +108,39 @@ def test_no_modules_import_each_other_in_a_circle():
     assert circles(graph(LOCUST_DIR)) == []
 
 
+def reached(g: dict[str, set[str]], start: set[str]) -> set[str]:
+    """Every module START imports, directly or through others."""
+    seen, todo = set(), list(start)
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += g.get(m, ())
+    return seen
+
+
 def test_the_locustfile_imports_only_what_the_locust_image_ships():
     modules = graph(LOCUST_DIR)
-    used = {package_of(m) for m in imports_of(LOCUST_DIR / "locustfile.py", "locustfile", modules)}
-    assert used and used <= IMAGE
+    used = imports_of(LOCUST_DIR / "locustfile.py", "locustfile", modules)
+    assert {package_of(m) for m in used} <= IMAGE
+    # Through any module it imports, at any depth: the image would fail to start on the first one missing.
+    assert {package_of(m) for m in reached(modules, used)} <= IMAGE, sorted(m for m in reached(modules, used) if package_of(m) not in IMAGE)
     dockerfile = (LOCUST_DIR / "Dockerfile").read_text()
     copied = {p for p in FLOORS if p and f"COPY liveness_lab/{p}/ " in dockerfile}
     assert copied == IMAGE, "the Dockerfile copies other packages than the locustfile needs"
+    dockerignore = (LOCUST_DIR / ".dockerignore").read_text().splitlines()
+    assert {p for p in FLOORS if p and f"!liveness_lab/{p}/" in dockerignore} == IMAGE
+    # The lab goes in as its scenario files only (the workshop's steps read their predictions): no code.
+    assert "!liveness_lab/lab/scenarios/*.yaml" in dockerignore
+    assert not [line for line in dockerfile.splitlines() if line.startswith("COPY liveness_lab/lab/") and "scenarios/*.yaml" not in line]
+
+
+def test_the_check_of_the_image_catches_a_module_it_would_miss(tmp_path):
+    shutil.copytree(LOCUST_DIR / PACKAGE, tmp_path / PACKAGE)
+    with open(tmp_path / PACKAGE / "workshop" / "check.py", "a") as f:
+        f.write("def later():\n    from liveness_lab.bench import report\n")  # sideways: bench is not in the image
+    g = graph(tmp_path)
+    assert any(package_of(m) == "bench" for m in reached(g, {"liveness_lab.workshop.tab"}))
 
 
 @pytest.mark.parametrize(

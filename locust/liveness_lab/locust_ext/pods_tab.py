@@ -92,15 +92,19 @@ class PodsPoller:
         # Kubernetes API is listed once per refresh, whatever the number of tabs and browsers.
         self.pods: list[dict] = []
         self.events: list[dict] = []
+        # The pods as the API listed them, for the workshop's checks (workshop/tab.py: whether the release
+        # has settled reads their conditions).
+        self.items: list[dict] = []
         self.error: str | None = "not read yet"
         self._greenlet = None
 
     def refresh(self):
         try:
-            pods = [pod_record(p) for p in self.kube.pods()]
+            items = self.kube.pods()
+            pods = [pod_record(p) for p in items]
             events = [event_record(e) for e in self.kube.events()]
             self.rows = summarize(pods, events)
-            self.pods, self.events, self.error = pods, events, None
+            self.items, self.pods, self.events, self.error = items, pods, events, None
         except KubeUnavailable as e:
             self.rows = unreachable_rows(str(e))
             self.error = str(e)

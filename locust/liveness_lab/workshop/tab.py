@@ -1,0 +1,510 @@
+"""The Workshop tab's server side, in the Locust master: the steps, each step's self-check re-run every
+``LIVENESS_LAB_WORKSHOP_REFRESH`` seconds (3), the participant's progress, and the tab's actions, on the
+web UI's own Flask app behind its own login (``--web-login`` when set).
+
+Routes (JSON; an error is ``application/problem+json`` with its status, never a 500):
+
+    GET  /liveness-lab/workshop                       the steps, the progress (done/total), the current check
+    POST /liveness-lab/workshop/steps/<step>/select   show this step
+    POST /liveness-lab/workshop/steps/<step>/hint     show its next hint
+    POST /liveness-lab/workshop/steps/<step>/solution show its solution (and the lab's answer)
+    POST /liveness-lab/workshop/steps/<step>/predict  {"choice": "..."}: the participant's prediction
+    POST /liveness-lab/workshop/steps/<step>/skip     apply the step's change for the participant
+    POST /liveness-lab/workshop/reset                 the release back to the values the workshop started with
+    GET  /liveness-lab/workshop/window                what the current check judges (the window, the release)
+
+Skip and Reset stop a running swarm first (new pods under load never settle, and the window would mix two
+releases), then set each variant's service container through the API (``cluster.WorkshopApi``: get and
+patch on the release's own Deployments). A POST from another origin (its ``Origin`` header names another
+host than the request's) is refused: Locust's app answers every origin (flask-cors), the tab's actions do not.
+
+The data is the other tabs': the Pods poller's pods and events (no Kubernetes call of its own for them),
+the master's stats history (``locust_ext/stats_history.py``) and its runner's counts; the Deployments are
+read by name once a refresh (two GETs for two variants).
+"""
+
+import csv
+import io
+import json
+import logging
+import os
+import time
+from urllib.parse import urlsplit
+
+import gevent
+import gevent.lock
+
+from liveness_lab.base import coordinates
+from liveness_lab.base.kube import KubeUnavailable
+from liveness_lab.base.settle import settle_problems
+from liveness_lab.base.variants import TABLE, user_class
+
+from .change import container_of, differences
+from .check import SETTLE_S, Release, Window, evaluate, expected_container
+from .cluster import ApiError, WorkshopApi, progress_name
+from .progress import Progress, decode, encode
+from .steps import StepError, load_steps
+
+log = logging.getLogger(__name__)
+
+EVERY_S = float(os.environ.get("LIVENESS_LAB_WORKSHOP_REFRESH", "3"))
+# The last check's reason reaches the ConfigMap (the instructor's table) at most this often; a new state,
+# a step met, an action at once.
+SAVE_EVERY_S = 15.0
+# A window keeps its records this long (a swarm left running for hours must not grow the master forever).
+WINDOW_KEEP_S = 2 * 3600
+BUSY = ("spawning", "running")
+ACTIONS = ("select", "hint", "solution", "predict", "skip")
+
+
+class ActionError(Exception):
+    """An action refused: its HTTP status and what to say."""
+
+    def __init__(self, status: int, title: str, detail: str):
+        super().__init__(detail)
+        self.status, self.title, self.detail = status, title, detail
+
+
+class Workshop:
+    """The steps, the progress and the current check of one release."""
+
+    def __init__(
+        self, steps, api: WorkshopApi, runner_of=lambda: None, options_of=lambda: None, poller=None, ticks=None, settle_s=SETTLE_S
+    ):
+        self.steps = steps
+        self.by_name = {s.name: s for s in steps}
+        self.names = [s.name for s in steps]
+        self.api, self.poller, self.ticks = api, poller, ticks
+        self.runner_of, self.options_of = runner_of, options_of
+        self.settle_s = settle_s
+        self.variants = [v.name for v in TABLE]
+        self.progress = Progress.new(self.names[0])
+        self.start: dict[str, dict] = {}
+        self.loaded = False
+        self.store_error: str | None = "not read yet"
+        self._rv = None
+        self._saved = None
+        self._saved_at = 0.0
+        self.window: Window | None = None
+        self._seen_events: set = set()
+        self._cursor = 0
+        self.release: Release | None = None
+        self.result = None
+        self.lock = gevent.lock.RLock()
+        self._greenlet = None
+
+    # --- progress in the ConfigMap ---
+
+    def load(self) -> None:
+        """The progress and the starting containers from the ConfigMap; the starting containers read from
+        the Deployments the first time (the release as the workshop found it)."""
+        try:
+            found = self.api.read_progress()
+        except ApiError as e:
+            self.store_error = f"progress not kept: {e}"
+            return
+        if found is None:
+            self.store_error = (
+                f"progress not kept: ConfigMap {progress_name(self.api.release)} does not exist in {self.api.namespace} "
+                "(the chart renders it with locust.workshop.enabled)"
+            )
+            data, self._rv = {}, None
+        else:
+            data, self._rv = found
+            self.store_error = None
+        saved, start = decode(data)
+        if saved:
+            self.progress = Progress.from_json(saved, self.names)
+        self.start = start or {}
+        if not self.start:
+            try:
+                deployments = self.api.deployments(self.variants)
+            except ApiError as e:
+                self.store_error = f"the release's Deployments cannot be read: {e}"
+                return
+            self.start = {self._variant_of(d): container_of(d) for d in deployments["items"]}
+            log.info("workshop: the release as it started recorded (%s)", ", ".join(sorted(self.start)))
+            self.save(force=True)
+        self.loaded = True
+
+    def save(self, force: bool = False, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        if self._rv is None and self.store_error:
+            return  # no ConfigMap: kept in memory, and the tab says so
+        self.progress.updated = now
+        body = self.progress.to_json(self.names, {s.name: s.title for s in self.steps})
+        comparable = {k: v for k, v in body.items() if k != "updated"}
+        if not force and (comparable == self._saved or now - self._saved_at < SAVE_EVERY_S):
+            return
+        for attempt in (1, 2):
+            try:
+                self._rv = self.api.write_progress(encode(body, self.start), self._rv)
+                self._saved, self._saved_at, self.store_error = comparable, now, None
+                return
+            except ApiError as e:
+                if e.status == 409 and attempt == 1:  # one master per release: what it holds wins
+                    found = self.api.read_progress()
+                    self._rv = found[1] if found else None
+                    continue
+                self.store_error = f"progress not saved: {e}"
+                log.warning("workshop: %s", self.store_error)
+                return
+
+    # --- the swarm: the window a check judges ---
+
+    @staticmethod
+    def _variant_of(deployment: dict) -> str:
+        return (deployment["metadata"].get("labels") or {}).get("app.kubernetes.io/component")
+
+    def on_swarm_start(self, now: float | None = None) -> None:
+        """A new window: the swarm's load, and whether the release had settled as it started (read now)."""
+        now = time.time() if now is None else now
+        opts = self.options_of()
+        try:
+            deployments = self.api.deployments(self.variants)
+            pods = {"items": self.poller.kube.pods()} if self.poller is not None else {"items": []}
+            unsettled = settle_problems(deployments, pods, [self._variant_of(d) for d in deployments["items"]], now, self.settle_s)
+        except (ApiError, KubeUnavailable) as e:
+            deployments, unsettled = {"items": []}, [f"the Kubernetes API did not answer ({e})"]
+        with self.lock:
+            self.window = Window(
+                started=now,
+                users={},
+                spawn_rate=float(getattr(opts, "spawn_rate", None) or 1),
+                rate=float(getattr(opts, "rate_per_user", None) or 1),
+                latency_ms=int(getattr(opts, "latency_ms", None) or 0),
+                deployments=deployments,
+                unsettled=unsettled,
+            )
+            self._seen_events = set()
+            self._cursor = self.ticks.seq if self.ticks is not None else 0
+        log.info(
+            "workshop: a swarm started%s", f" before the release settled: {'; '.join(unsettled)}" if unsettled else " on a settled release"
+        )
+
+    def on_spawned(self) -> None:
+        runner = self.runner_of()
+        if self.window is None or runner is None:
+            return
+        counts = dict(getattr(runner, "user_classes_count", None) or {})
+        self.window.users = {v: counts.get(user_class(v), 0) for v in self.variants if counts.get(user_class(v))}
+
+    def on_swarm_stop(self, now: float | None = None) -> None:
+        if self.window is not None and self.window.stopped is None:
+            self.window.stopped = time.time() if now is None else now
+
+    def update_window(self, now: float) -> None:
+        w = self.window
+        if w is None or w.stopped is not None or now - w.started > WINDOW_KEEP_S:
+            return
+        runner = self.runner_of()
+        if not w.users and runner is not None and getattr(runner, "state", None) == "running":
+            self.on_spawned()
+        if self.poller is not None and self.poller.error is None:
+            w.timeline.append({"t": round(now, 3), "kind": "pods", "pods": self.poller.pods})
+            for e in self.poller.events:
+                key = (e["uid"], e["count"], e["last"])
+                if e["variant"] and key not in self._seen_events and (e["last"] or 0) >= w.started - 60:
+                    self._seen_events.add(key)
+                    w.timeline.append({"t": round(now, 3), "kind": "event", **e})
+        if self.ticks is not None:
+            text, self._cursor = self.ticks.after(self._cursor)
+            w.history += list(csv.DictReader(io.StringIO(text)))
+        stats = getattr(runner, "stats", None)
+        if stats is not None:
+            w.failures = [
+                {"Method": e.method, "Name": e.name, "Error": str(e.error), "Occurrences": e.occurrences} for e in stats.errors.values()
+            ]
+
+    # --- the check ---
+
+    def tick(self, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self.lock:
+            if not self.loaded:
+                self.load()
+            try:
+                deployments = self.api.deployments(self.variants)
+                error = None
+            except ApiError as e:
+                deployments, error = {"items": []}, str(e)
+            if self.poller is None:
+                error = error or "the Pods tab is off (LIVENESS_LAB_PODS_TAB=off): no pod data"
+            elif self.poller.error is not None:
+                error = error or self.poller.error
+            pods = {"items": self.poller.items if self.poller is not None else []}
+            self.release = Release(deployments, pods, self.start, error)
+            self.update_window(now)
+            step = self.by_name[self.progress.current]
+            self.result = evaluate(step, self.release, self.window, now, self.settle_s)
+            mine = self.progress.of(step.name)
+            changed = self.progress.last.get("state") != self.result.state or self.progress.last.get("step") != step.name
+            if self.result.met and not mine.done:
+                mine.done, mine.met_at = True, now
+                kills = [k for m in self.result.measured.values() for k in m["livenessKills"]]
+                log.info(
+                    "workshop: step %s met at +%.1f s of its swarm%s",
+                    step.name,
+                    self.result.elapsed or 0,
+                    f" (first liveness kill at +{min(kills):.1f} s)" if kills else "",
+                )
+                changed = True
+            self.progress.last = {"step": step.name, "state": self.result.state, "reason": self.result.reason, "t": round(now, 1)}
+            self.save(force=changed, now=now)
+
+    def _loop(self):
+        while True:
+            try:
+                self.tick()
+            except Exception:  # never let the tab take Locust down
+                log.exception("Workshop check failed")
+            gevent.sleep(EVERY_S)
+
+    def start_checking(self):
+        if self._greenlet is None:
+            self._greenlet = gevent.spawn(self._loop)
+
+    # --- actions ---
+
+    def step(self, name: str):
+        if name not in self.by_name:
+            raise ActionError(404, "No such step", f"no step {name!r}; the steps are {', '.join(self.names)}")
+        return self.by_name[name]
+
+    def stop_swarm(self) -> bool:
+        runner = self.runner_of()
+        if runner is not None and getattr(runner, "state", None) in BUSY:
+            runner.stop()
+            self.on_swarm_stop()
+            return True
+        return False
+
+    def _set_containers(self, wanted: dict[str, dict]) -> list[str]:
+        """Sets each variant's service container to WANTED's where it differs; the variants changed."""
+        try:
+            live = {self._variant_of(d): d for d in self.api.deployments(sorted(wanted))["items"]}
+            missing = sorted(set(wanted) - set(live))
+            if missing:
+                raise ActionError(409, "Not deployed", f"the release has no Deployment of {', '.join(missing)}")
+            changed = [v for v, c in sorted(wanted.items()) if differences(c, container_of(live[v]))]
+            for v in changed:
+                self.api.set_container(v, wanted[v])
+        except ApiError as e:
+            raise ActionError(502, "The Kubernetes API refused", str(e)) from e
+        return changed
+
+    def act(self, name: str, action: str, body: dict | None = None, now: float | None = None) -> dict:
+        now = time.time() if now is None else now
+        if action not in ACTIONS:
+            raise ActionError(
+                404, "No such action", f"no action {action!r}; the actions are {', '.join(ACTIONS)} (and POST /liveness-lab/workshop/reset)"
+            )
+        step = self.step(name)
+        with self.lock:
+            mine = self.progress.of(name)
+            message = ""
+            if action == "select":
+                self.progress.current = name
+            elif action == "hint":
+                mine.hints = min(len(step.hints), mine.hints + 1)
+            elif action == "solution":
+                mine.solution = True
+            elif action == "predict":
+                choice = (body or {}).get("choice")
+                if step.predict is None:
+                    raise ActionError(409, "No question", f"step {name} asks no prediction")
+                if choice not in step.predict.choices:
+                    raise ActionError(400, "Bad choice", f"choice must be one of: {', '.join(step.predict.choices)}")
+                mine.prediction = choice
+            elif action == "skip":
+                missing = sorted((set(step.judge) | set(step.change)) - set(self.start))
+                if missing:
+                    raise ActionError(
+                        409, "Start not recorded", f"no record of how {', '.join(missing)} started: the progress ConfigMap is missing"
+                    )
+                stopped = self.stop_swarm()
+                changed = self._set_containers(
+                    {v: expected_container(step, self.start, v) for v in sorted(set(step.judge) | set(step.change))}
+                )
+                mine.skipped_at = now
+                self.progress.skips += 1
+                self.progress.current = name
+                message = (
+                    (
+                        f"applied to {', '.join(changed)}: the release is rolling out; "
+                        if changed
+                        else "the release already runs this step's change; "
+                    )
+                    + ("the swarm was stopped; " if stopped else "")
+                    + "start a swarm once the check says the release has settled"
+                )
+                log.info("workshop: skip %s: %s", name, message)
+            self.save(force=True, now=now)
+        return {"ok": True, "message": message}
+
+    def reset(self, now: float | None = None) -> dict:
+        now = time.time() if now is None else now
+        with self.lock:
+            if not self.start:
+                raise ActionError(409, "Start not recorded", "no record of how the release started: the progress ConfigMap is missing")
+            stopped = self.stop_swarm()
+            changed = self._set_containers(dict(self.start))
+            self.progress.resets += 1
+            self.save(force=True, now=now)
+        message = (
+            f"{', '.join(changed)} set back to how the workshop started: the release is rolling out"
+            if changed
+            else "the release already runs its starting values"
+        ) + ("; the swarm was stopped" if stopped else "")
+        log.info("workshop: reset: %s", message)
+        return {"ok": True, "message": message}
+
+    # --- what the tab reads ---
+
+    def to_json(self, helm_release: str) -> dict:
+        fill = {"namespace": self.api.namespace, "release": helm_release}
+        steps = []
+        for s in self.steps:
+            mine = self.progress.of(s.name)
+            told = mine.done or mine.solution
+            steps.append(
+                {
+                    **s.to_json(),
+                    "done": mine.done,
+                    "metAt": mine.met_at,
+                    "skipped": mine.skipped_at is not None,
+                    "hintsShown": [h.format_map(_Fill(fill)) for h in s.hints[: mine.hints]],
+                    "solution": s.solution.format_map(_Fill(fill)) if mine.solution else None,
+                    "prediction": mine.prediction,
+                    "answer": s.predict.answer if (told and s.predict) else None,
+                    "lesson": s.scenario.lesson if told else None,
+                }
+            )
+        runner = self.runner_of()
+        return {
+            "namespace": self.api.namespace,
+            "release": helm_release,
+            "current": self.progress.current,
+            "done": self.progress.done(self.names),
+            "total": len(self.names),
+            "steps": steps,
+            "check": self.result.to_json()
+            if self.result is not None
+            else {"step": self.progress.current, "state": "unknown", "reason": "not checked yet"},
+            "swarm": {"state": getattr(runner, "state", None), "started": self.window.started if self.window else None},
+            "store": {"ok": self.store_error is None, "error": self.store_error, "configMap": progress_name(self.api.release)},
+            "refresh_s": EVERY_S,
+        }
+
+    def window_json(self) -> dict:
+        r = self.release
+        return {
+            "window": self.window.to_json() if self.window else None,
+            "release": None if r is None else {"deployments": r.deployments, "pods": r.pods, "start": r.start, "error": r.error},
+            "step": self.progress.current,
+        }
+
+
+class _Fill(dict):
+    """str.format_map that leaves unknown {names} as they are (a hint may show JSON or a shell brace)."""
+
+    def __missing__(self, key):
+        return "{" + key + "}"
+
+
+def problem(status: int, title: str, detail: str):
+    from flask import Response
+
+    return Response(
+        json.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail}),
+        status=status,
+        mimetype="application/problem+json",
+    )
+
+
+def other_origin(request) -> bool:
+    """A browser's POST from a page of another origin (its Origin header names another host:port)."""
+    origin = request.headers.get("Origin")
+    return bool(origin) and origin != "null" and urlsplit(origin).netloc != request.host
+
+
+# Replaced in tests/replay_locustfile.py: the recorded release instead of the API.
+Api = WorkshopApi
+
+
+def install(environment, poller=None, ticks=None) -> Workshop | None:
+    """Adds the Workshop tab's routes to ENVIRONMENT's web UI (master or local runner) and starts its checks."""
+    web_ui = environment.web_ui
+    if web_ui is None or os.environ.get("LIVENESS_LAB_WORKSHOP", "on") == "off":
+        return None
+    from flask import Blueprint, Response, request
+
+    helm_release = os.environ.get("LIVENESS_LAB_HELM_RELEASE") or coordinates.release()
+    try:
+        steps = load_steps()
+    except StepError as e:
+        log.error("workshop: %s", e)
+        steps, failure = None, str(e)
+    blueprint = Blueprint("liveness_lab_workshop", __name__)
+    guard = web_ui.auth_required_if_enabled
+
+    if steps is None:
+
+        @blueprint.route("/liveness-lab/workshop")
+        @guard
+        def broken():
+            return problem(503, "The workshop's steps do not load", failure)
+
+        web_ui.app.register_blueprint(blueprint)
+        return None
+
+    workshop = Workshop(
+        steps,
+        Api(coordinates.release(), poller.kube if poller is not None else None),
+        runner_of=lambda: environment.runner,
+        options_of=lambda: environment.parsed_options,
+        poller=poller,
+        ticks=ticks,
+    )
+    environment.events.test_start.add_listener(lambda **_kw: gevent.spawn(workshop.on_swarm_start, time.time()))
+    environment.events.spawning_complete.add_listener(lambda **_kw: workshop.on_spawned())
+    environment.events.test_stop.add_listener(lambda **_kw: workshop.on_swarm_stop())
+
+    def answer(fn):
+        try:
+            return Response(json.dumps(fn(), separators=(",", ":")), mimetype="application/json")
+        except ActionError as e:
+            return problem(e.status, e.title, e.detail)
+
+    @blueprint.route("/liveness-lab/workshop")
+    @guard
+    def state():
+        return answer(lambda: workshop.to_json(helm_release))
+
+    @blueprint.route("/liveness-lab/workshop/window")
+    @guard
+    def window():
+        return answer(workshop.window_json)
+
+    @blueprint.route("/liveness-lab/workshop/steps/<name>/<action>", methods=["POST"])
+    @guard
+    def act(name, action):
+        if other_origin(request):
+            return problem(403, "Other origin", f"a request from {request.headers.get('Origin')} may not act on this workshop")
+        body = None
+        if action == "predict":
+            body = request.get_json(silent=True)
+            if not isinstance(body, dict):
+                return problem(400, "Bad body", 'send JSON: {"choice": "<one of the step\'s choices>"}')
+        return answer(lambda: workshop.act(name, action, body))
+
+    @blueprint.route("/liveness-lab/workshop/reset", methods=["POST"])
+    @guard
+    def reset():
+        if other_origin(request):
+            return problem(403, "Other origin", f"a request from {request.headers.get('Origin')} may not act on this workshop")
+        return answer(workshop.reset)
+
+    web_ui.app.register_blueprint(blueprint)
+    workshop.start_checking()
+    return workshop

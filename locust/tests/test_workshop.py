@@ -1,0 +1,405 @@
+"""The Workshop tab's server side without a cluster: the step files and their loader, each step's check on
+runs recorded from the kind cluster (met, not met with the reason, never on a rollout's old pods), Skip,
+Reset and the progress kept in the ConfigMap across a restart of the master (an in-memory API over the
+recorded Deployments: recorded_release.py), the routes' answers to bad input."""
+
+import copy
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from locust import FastHttpUser, task
+from locust.env import Environment
+from recorded_release import RecordedApi, release_deployments, starting_containers, window_of, with_change
+
+from liveness_lab.base.kube import parse_time
+from liveness_lab.lab import catalogue
+from liveness_lab.workshop import change, check, steps, tab
+from liveness_lab.workshop.check import Release
+from liveness_lab.workshop.cluster import ApiError
+
+STEPS = {s.name: s for s in steps.load_steps()}
+
+
+def release_for(step, start=None, deployments=None, pods=None):
+    """The release running STEP's change (the recorded Deployments, patched), as the workshop started it."""
+    deployments = deployments if deployments is not None else with_change(release_deployments(), step)
+    return Release(deployments, pods or {"items": []}, start or starting_containers())
+
+
+def judged(run, name, at_s, **kw):
+    """STEP NAME's check on the recorded RUN, AT_S seconds after its swarm started."""
+    step = STEPS[name]
+    window = kw.pop("window", None) or window_of(run, step)
+    return check.evaluate(step, kw.pop("release", None) or release_for(step), window, window.started + at_s)
+
+
+# --- the step files ---
+
+
+def test_the_steps_load_in_order_each_judged_by_its_lab_scenario():
+    assert list(STEPS) == ["baseline", "tcp-probe", "raised-timeout", "management-port", "reactive", "virtual", "servlet"]
+    assert STEPS["baseline"].predictions() == {
+        "blocking": {"restarts": ">=1", "kill_reason": "liveness", "kill_timing": "from-settings"},
+        "reactive": {"restarts": 0, "failures": 0, "unhealthy": 0},
+    }
+    # The virtual remedy runs on the release's blocking Deployment, judged by the lab's virtual prediction.
+    assert STEPS["virtual"].predictions() == {"blocking": {"restarts": 0, "failures": 0, "unhealthy": 0, "throughput": "offered"}}
+    assert all(s.change for s in STEPS.values() if s.name != "baseline") and not STEPS["baseline"].change
+
+
+def test_every_steps_scenario_is_one_the_labs_own_loader_accepts():
+    """The step loader reads the scenario files itself (the lab's code is not in the image); the lab's
+    loader must agree with it on every file a step names, and on the count vocabulary."""
+    assert steps.COUNT.pattern == catalogue.COUNT.pattern
+    assert set(steps.LIVE_PREDICTIONS) <= set(catalogue.PREDICTIONS)
+    for s in STEPS.values():
+        lab = catalogue.load_scenario(s.scenario.path)
+        assert lab.predict == s.scenario.predict and lab.values == s.scenario.values, s.name
+        assert {k: lab.load[k] for k in steps.LOAD_KEYS} == s.scenario.load, s.name
+
+
+def write_step(folder: Path, name: str, text: str) -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+GOOD = """title: Try a TCP liveness probe
+order: 25
+scenario: tcp-probe
+goal: Give blocking a TCP probe and swarm.
+change:
+  blocking:
+    livenessProbe: {httpGet: null, tcpSocket: {port: http}}
+hints: [one, two]
+solution: helm upgrade ...
+"""
+
+
+def test_adding_a_step_is_adding_a_file(tmp_path):
+    for p in steps.STEPS.glob("*.yaml"):
+        shutil.copy(p, tmp_path)
+    write_step(tmp_path, "my-step", GOOD)
+    found = [s.name for s in steps.load_steps(tmp_path)]
+    assert found[:3] == ["baseline", "tcp-probe", "my-step"] and len(found) == len(STEPS) + 1
+
+
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda t: t + "colour: red\n", "colour: unknown key"),
+        (lambda t: t.replace("goal: Give blocking a TCP probe and swarm.\n", ""), "goal: missing"),
+        (lambda t: t.replace("scenario: tcp-probe", "scenario: no-such"), "scenario: no scenario 'no-such'"),
+        (lambda t: t.replace("  blocking:\n    liveness", "  nothing:\n    liveness"), "change.nothing: unknown variant"),
+        (lambda t: t.replace("    livenessProbe: {httpGet: null, tcpSocket: {port: http}}", "    name: other"), "change.blocking.name"),
+        (lambda t: t + "judge: {blocking: reactive}\n", "judge.blocking: the scenario tcp-probe predicts nothing for 'reactive'"),
+        (lambda t: t.replace("hints: [one, two]", "hints: []"), "hints: must be a non-empty list"),
+        (lambda t: t + "predict: {question: Which one, choices: [a, b], answer: c}\n", "predict.answer: 'c' is not one of the choices"),
+        (lambda t: t.replace("order: 25", "order: soon"), "order: 'soon' is not a whole number"),
+    ],
+)
+def test_a_mistake_in_a_step_file_names_the_file_and_the_field(tmp_path, edit, field):
+    path = write_step(tmp_path, "my-step", edit(GOOD))
+    with pytest.raises(steps.StepError) as e:
+        steps.load_step(path)
+    assert str(e.value).startswith(f"{path}: {field}"), str(e.value)
+
+
+def test_a_scenario_whose_prediction_cannot_be_judged_live_is_refused_naming_its_file(tmp_path):
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    text = (steps.SCENARIOS / "patient-liveness.yaml").read_text()
+    (scenarios / "patient-liveness.yaml").write_text(text)
+    path = write_step(
+        tmp_path,
+        "patient",
+        GOOD.replace("scenario: tcp-probe", "scenario: patient-liveness").replace(
+            "change:\n  blocking:\n    livenessProbe: {httpGet: null, tcpSocket: {port: http}}\n", ""
+        ),
+    )
+    with pytest.raises(steps.StepError) as e:
+        steps.load_step(path, scenarios)
+    assert "patient-liveness.yaml: predict.blocking: the scenario predicts 'recovers'" in str(e.value)
+
+
+# --- a step's change ---
+
+
+def test_a_change_merges_as_the_api_server_does_and_differences_are_said_in_words():
+    start = starting_containers()["blocking"]
+    tcp = change.merge(start, STEPS["tcp-probe"].change["blocking"])
+    assert "httpGet" not in tcp["livenessProbe"] and tcp["livenessProbe"]["tcpSocket"] == {"port": "http"}
+    assert tcp["livenessProbe"]["periodSeconds"] == 5  # kept: only what the patch names changes
+    managed = change.merge(start, STEPS["management-port"].change["blocking"])
+    assert [p["containerPort"] for p in managed["ports"]] == [8080, 8081]  # merged by containerPort
+    assert {e["name"]: e["value"] for e in managed["env"]}["MANAGEMENT_SERVER_PORT"] == "8081"
+    assert change.differences(tcp, start) == [
+        "livenessProbe is httpGet http /livez, every 5 s, timeout 1 s, 3 failures "
+        "(this step's: tcpSocket http, every 5 s, timeout 1 s, 3 failures)"
+    ]
+    assert change.differences(start, start) == []
+
+
+# --- each step's check on recorded runs ---
+
+
+def test_step_1_is_met_by_the_recorded_passing_runs_kill_of_blocking_with_reactive_holding():
+    for run in ("lab-baseline", "run-pass"):
+        result = judged(run, "baseline", 40)
+        assert result.state == "met", (run, result.reason)
+        assert result.measured["blocking"]["livenessKills"][0] == pytest.approx(13.4, abs=0.2)
+        assert result.measured["reactive"]["failures"] == 0 and result.measured["reactive"]["restarts"] == []
+
+
+def test_step_1_is_not_met_before_the_kill_and_says_where_the_countdown_stands():
+    result = judged("run-pass", "baseline", 10)
+    assert result.state == "checking"
+    # The recorded pod's second liveness failure came 8.3 s in; the kill 5 s later.
+    assert "blocking: no liveness kill yet (+10 s; last: liveness failure 2/3 at +8.3 s" in result.reason
+    assert judged("run-pass", "baseline", 13).state == "checking"
+
+
+def test_step_1_turns_green_on_the_kill_once_reactive_has_held_as_long_as_a_kill_takes():
+    window = window_of("run-pass", STEPS["baseline"])
+    times = [t / 2 for t in range(0, 80)]
+    first_green = next(t for t in times if judged("run-pass", "baseline", t, window=window).met)
+    kill = judged("run-pass", "baseline", 40, window=window).measured["blocking"]["livenessKills"][0]
+    # Green only after the kill, and after the 25 s a reactive kill would have taken (9-20 s window + P).
+    assert first_green >= kill and first_green == pytest.approx(25, abs=0.6), (first_green, kill)
+
+
+def test_step_1_is_not_met_with_a_load_other_than_the_labs_and_says_which():
+    result = judged("run-fail", "baseline", 40)
+    assert result.state == "load"
+    assert "20 users of BlockingUser, the swarm runs 2" in result.reason and "requests of 1000 ms, the swarm asks 100 ms" in result.reason
+
+
+def test_the_tcp_probe_step_is_met_by_the_labs_tcp_probe_run_and_not_by_a_killed_pod():
+    result = judged("lab-tcp-probe", "tcp-probe", 40)
+    assert result.state == "met", result.reason
+    assert "NotReady from +12 s" in result.reason
+    assert judged("lab-tcp-probe", "tcp-probe", 10).state == "checking"  # no kill yet, but one could still come
+    # The baseline run on a release with the TCP probe in place: a kill is not what the lab predicts.
+    killed = judged("lab-baseline", "tcp-probe", 40)
+    assert killed.state == "not as predicted"
+    assert "blocking restarted 1 time(s); the lab predicts 0" in killed.reason
+
+
+def test_a_check_never_counts_the_old_pods_of_a_rollout():
+    step = STEPS["baseline"]
+    # A swarm started right after `helm upgrade --wait` returned: the old pods still terminating.
+    pods = json.loads((Path(__file__).parent / "fixtures/orchestration/pods-after-upgrade.json").read_text())
+    deployments = release_deployments()
+    started = parse_time("2026-11-24T15:08:10Z")
+    unsettled = check.settle_problems(deployments, pods, ["blocking", "reactive"], started, 20)
+    assert any("still terminating" in p for p in unsettled)
+    window = window_of("run-pass", step, deployments)
+    window.unsettled = unsettled
+    result = check.evaluate(step, Release(deployments, pods, starting_containers()), window, window.started + 40)
+    assert result.state == "settling" and "the swarm started before the release had settled" in result.reason
+    # The recorded kill was of a pod the window did not start with (the rollout's old one): not counted.
+    window = window_of("run-pass", step, deployments)
+    for r in window.timeline:
+        if r["kind"] == "pods":
+            # The new ReplicaSet's pod: its own name, fresh (the old pod's restarts and events stay the old pod's).
+            r["pods"] = [
+                {
+                    **p,
+                    "name": p["name"].replace("liveness-lab-blocking-", "liveness-lab-blocking-new-"),
+                    "restarts": 0,
+                    "lastTerminatedAt": None,
+                }
+                if p["variant"] == "blocking"
+                else p
+                for p in r["pods"]
+            ]
+    assert all(not r["pod"].startswith("liveness-lab-blocking-new-") for r in window.timeline if r["kind"] == "event")
+    result = check.evaluate(step, release_for(step), window, window.started + 40)
+    assert result.state == "not as predicted" and result.measured["blocking"]["livenessKills"] == []
+    assert "blocking restarted 0 time(s); the lab predicts 1 or more" in result.reason
+
+
+def test_a_step_whose_change_is_not_in_place_says_what_differs_and_how_to_apply_it():
+    start = starting_containers()
+    result = check.evaluate(STEPS["tcp-probe"], Release(release_deployments(), {"items": []}, start), None, 0)
+    assert result.state == "change"
+    assert "apply it with the solution's helm upgrade, or Skip" in result.reason and "livenessProbe is httpGet" in result.reason
+    # Back on step 1 with the TCP probe still in place: Reset is the way back.
+    result = check.evaluate(STEPS["baseline"], release_for(STEPS["tcp-probe"]), None, 0)
+    assert result.state == "change" and "Reset brings them back" in result.reason
+
+
+def test_a_pod_created_during_the_swarm_ends_the_windows_say():
+    step = STEPS["baseline"]
+    window = window_of("run-pass", step)
+    late = next(i for i, r in enumerate(window.timeline) if r["kind"] == "pods" and r["t"] > window.started + 5)
+    r = window.timeline[late]
+    r["pods"] = [*r["pods"], {**r["pods"][0], "name": "liveness-lab-blocking-5f-late", "variant": "blocking"}]
+    result = check.evaluate(step, release_for(step), window, window.started + 40)
+    assert result.state == "disturbed" and "liveness-lab-blocking-5f-late" in result.reason
+
+
+def test_without_a_swarm_the_check_waits_for_the_release_to_settle_then_for_a_swarm():
+    step = STEPS["baseline"]
+    pods = json.loads((Path(__file__).parent / "fixtures/orchestration/pods-after-upgrade.json").read_text())
+    now = parse_time("2026-11-24T15:08:10Z")
+    result = check.evaluate(step, Release(release_deployments(), pods, starting_containers()), None, now)
+    assert result.state == "settling" and "liveness-lab-blocking-55b84d964" in result.reason
+    result = check.evaluate(step, Release(release_deployments(), {"items": []}, starting_containers()), None, now)
+    assert result.state == "waiting" and "start a swarm of 20 users each of BlockingUser and ReactiveUser" in result.reason
+
+
+# --- Skip, Reset and the progress, through the Workshop with the in-memory API ---
+
+
+class Runner:
+    """The master runner's interface the workshop uses."""
+
+    def __init__(self, state="ready"):
+        self.state, self.user_classes_count, self.stats = state, {}, None
+
+    def stop(self):
+        self.state = "stopped"
+
+
+class Poller:
+    """The Pods poller's interface: what it last listed."""
+
+    error = None
+    items, pods, events = [], [], []
+
+
+def workshop(api, runner=None):
+    w = tab.Workshop(list(STEPS.values()), api, runner_of=lambda: runner, poller=Poller())
+    w.load()
+    return w
+
+
+def test_skip_applies_the_steps_change_and_reset_puts_the_starting_values_back():
+    api = RecordedApi()
+    runner = Runner("running")
+    w = workshop(api, runner)
+    start = copy.deepcopy(w.start)
+    answer = w.act("tcp-probe", "skip")
+    assert runner.state == "stopped" and "the swarm was stopped" in answer["message"]
+    assert ("set_container", "blocking") in api.calls and ("set_container", "reactive") not in api.calls
+    tcp = api.deps["blocking"]["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
+    assert "tcpSocket" in tcp and "httpGet" not in tcp
+    assert check.change_problems(STEPS["tcp-probe"], Release({"items": list(api.deps.values())}, {"items": []}, w.start)) == []
+    # Skip of another remedy starts from the values the workshop started with, not from the TCP probe.
+    w.act("raised-timeout", "skip")
+    probe = api.deps["blocking"]["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
+    assert probe["httpGet"]["path"] == "/livez" and (probe["periodSeconds"], probe["timeoutSeconds"]) == (10, 5)
+    assert "already runs" in w.act("raised-timeout", "skip")["message"]
+    w.reset()
+    assert {v: change.container_of(d) for v, d in api.deps.items()} == start
+
+
+def test_progress_survives_a_restart_of_the_master():
+    api = RecordedApi()
+    w = workshop(api)
+    w.act("tcp-probe", "hint")
+    w.act("tcp-probe", "predict", {"choice": "not killed, but its requests fail"})
+    w.act("tcp-probe", "select")
+    w.progress.of("baseline").done = True
+    w.save(force=True)
+    again = workshop(api)  # a new master reads the ConfigMap
+    assert again.progress.current == "tcp-probe" and again.progress.of("baseline").done
+    assert again.progress.of("tcp-probe").hints == 1 and again.progress.of("tcp-probe").prediction == "not killed, but its requests fail"
+    assert again.start == w.start  # the starting values are not read again from a changed release
+    saved = json.loads(api.cm["data"]["progress.json"])
+    assert (saved["done"], saved["total"], saved["currentTitle"]) == (1, 7, "Try a TCP liveness probe")
+
+
+def test_the_check_marks_a_step_done_and_the_configmap_says_it():
+    api = RecordedApi()
+    w = workshop(api)
+    step = STEPS["baseline"]
+    w.window = window_of("run-pass", step)
+    w.window.stopped = w.window.started + 40  # the recorded window, as it was 40 s in
+    w.tick(now=w.window.started + 45)
+    assert w.result.state == "met" and w.progress.of("baseline").done
+    saved = json.loads(api.cm["data"]["progress.json"])
+    assert saved["done"] == 1 and saved["last"]["state"] == "met"
+
+
+def test_a_missing_configmap_or_a_conflict_is_handled_and_said():
+    w = workshop(RecordedApi(configmap=False))
+    assert w.store_error and "does not exist" in w.store_error and w.start  # kept in memory, said in the tab
+    api = RecordedApi()
+    w = workshop(api)
+    api.cm["rv"] += 5  # someone wrote since
+    w.act("baseline", "hint")
+    assert w.store_error is None and json.loads(api.cm["data"]["progress.json"])["steps"]["baseline"]["hints"] == 1
+
+
+def test_an_api_that_refuses_skip_is_a_502_problem_not_a_crash():
+    api = RecordedApi()
+    w = workshop(api)
+    api.fail = ApiError("patching Deployment liveness-lab-blocking in namespace liveness-lab: 403 Forbidden", 403)
+    with pytest.raises(tab.ActionError) as e:
+        w.act("tcp-probe", "skip")
+    assert e.value.status == 502 and "403 Forbidden" in e.value.detail
+
+
+# --- the routes ---
+
+
+class Nobody(FastHttpUser):
+    host = "http://127.0.0.1:18082"
+
+    @task
+    def nothing(self):
+        pass
+
+
+@pytest.fixture
+def client(monkeypatch):
+    """The locustfile's tabs on a local runner's web UI (not serving), the workshop on the in-memory API."""
+    monkeypatch.setattr(sys, "argv", ["locust"])
+    api = RecordedApi()
+    monkeypatch.setattr(tab, "Api", lambda release, kube: api)
+    monkeypatch.setenv("LIVENESS_LAB_WORKSHOP_REFRESH", "3600")
+    environment = Environment(user_classes=[Nobody])
+    environment.create_local_runner()
+    environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
+    w = tab.install(environment)
+    w._greenlet.kill()
+    w.tick()
+    yield environment.web_ui.app.test_client(), w
+    environment.runner.quit()
+
+
+def test_the_tab_reads_steps_progress_and_the_check(client):
+    c, w = client
+    body = c.get("/liveness-lab/workshop").get_json()
+    assert (body["done"], body["total"], body["current"]) == (0, 7, "baseline")
+    assert body["check"]["state"] in ("waiting", "unknown", "settling") and body["store"]["ok"]
+    assert body["steps"][1]["question"]["choices"][2] == "not killed, but its requests fail"
+    assert body["steps"][1]["answer"] is None and body["steps"][1]["hintsShown"] == []
+    c.post("/liveness-lab/workshop/steps/tcp-probe/hint")
+    c.post("/liveness-lab/workshop/steps/tcp-probe/solution")
+    step = c.get("/liveness-lab/workshop").get_json()["steps"][1]
+    assert len(step["hintsShown"]) == 1 and step["answer"] == "not killed, but its requests fail"
+    assert "helm upgrade liveness-lab chart -n liveness-lab" in step["solution"]
+
+
+@pytest.mark.parametrize(
+    "path, kwargs, status, detail",
+    [
+        ("/liveness-lab/workshop/steps/no-such/hint", {}, 404, "no step 'no-such'"),
+        ("/liveness-lab/workshop/steps/baseline/dance", {}, 404, "no action 'dance'"),
+        ("/liveness-lab/workshop/steps/tcp-probe/predict", {"data": "choice=killed"}, 400, "send JSON"),
+        ("/liveness-lab/workshop/steps/tcp-probe/predict", {"json": {"choice": "never"}}, 400, "choice must be one of"),
+        ("/liveness-lab/workshop/steps/baseline/predict", {"json": {"choice": "x"}}, 409, "asks no prediction"),
+        ("/liveness-lab/workshop/reset", {"headers": {"Origin": "http://evil.example"}}, 403, "may not act"),
+    ],
+)
+def test_bad_requests_get_a_problem_json_with_their_status(client, path, kwargs, status, detail):
+    c, _ = client
+    response = c.post(path, **kwargs)
+    assert response.status_code == status and response.mimetype == "application/problem+json"
+    assert detail in response.get_json()["detail"]
