@@ -225,3 +225,49 @@ def test_kind_config_maps_every_node_port_the_chart_renders():
 def test_kind_config_maps_on_loopback_only_and_locust_ui_on_8089():
     assert MAPPINGS and all(address == "127.0.0.1" for _, _, address in MAPPINGS), MAPPINGS
     assert (30089, 8089, "127.0.0.1") in MAPPINGS
+
+
+# The Workshop tab's steps (locust/liveness_lab/workshop/steps/): Skip sets a variant's service container to
+# the step's `change` applied to how it started (through the API, as the Locust master may: no helm in the
+# image); the participant's own route is the solution's `helm upgrade` with the step's `values`. Both must
+# run the same container. And a step judged by another variant of its lab scenario (the reactive, virtual
+# and servlet remedies run on the release's blocking Deployment) must run what the lab deployed for it.
+sys.path.insert(0, str(REPO / "locust"))
+from liveness_lab.workshop import change as workshop_change  # noqa: E402
+from liveness_lab.workshop import steps as workshop_steps  # noqa: E402
+
+WORKSHOP_STEPS = [s for s in workshop_steps.load_steps() if s.change]
+
+
+def variant_containers(tmp_path, values: dict) -> dict[str, dict]:
+    """The variants' service containers the chart renders with VALUES, by variant."""
+    (tmp_path / "values.yaml").write_text(yaml.safe_dump(values))
+    docs = yaml.safe_load_all(
+        render("liveness-lab", "liveness-lab", "--values", tmp_path / "values.yaml", "--show-only", "templates/deployment.yaml")
+    )
+    return {d["metadata"]["labels"]["app.kubernetes.io/component"]: workshop_change.container_of(d) for d in docs if d}
+
+
+@pytest.mark.parametrize("step", WORKSHOP_STEPS, ids=[s.name for s in WORKSHOP_STEPS])
+def test_a_workshop_steps_skip_runs_what_its_helm_upgrade_renders(tmp_path, step):
+    default = variant_containers(tmp_path, {})
+    upgraded = variant_containers(tmp_path, step.values)
+    assert set(upgraded) == set(default), "the step's values deploy other variants than the release's"
+    norm = workshop_change.normalize
+    for variant, container in default.items():
+        skipped = workshop_change.merge(container, step.change.get(variant, {}))
+        assert norm(upgraded[variant]) == norm(skipped), (variant, workshop_change.differences(upgraded[variant], skipped))
+    lab = variant_containers(tmp_path, step.scenario.values)
+    for mine, theirs in step.judge.items():
+        assert norm(upgraded[mine]) == norm(lab[theirs]), (mine, theirs, workshop_change.differences(lab[theirs], upgraded[mine]))
+
+
+def test_the_workshop_check_catches_a_skip_that_differs_from_the_helm_route(tmp_path):
+    step = next(s for s in WORKSHOP_STEPS if s.name == "raised-timeout")
+    default = variant_containers(tmp_path, {})
+    upgraded = variant_containers(tmp_path, step.values)
+    wrong = workshop_change.merge(default["blocking"], {"livenessProbe": {"periodSeconds": 10}})  # the timeout forgotten
+    assert workshop_change.differences(upgraded["blocking"], wrong) == [
+        "livenessProbe is httpGet http /livez, every 10 s, timeout 1 s, 3 failures "
+        "(this step's: httpGet http /livez, every 10 s, timeout 5 s, 3 failures)"
+    ]
