@@ -40,7 +40,7 @@ from pathlib import Path
 import locust.runners
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab.base import DEFAULT_LATENCY_MS, variants
+from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_USERS_PER_VARIANT, variants
 from liveness_lab.locust_ext import demo_shape as shape
 from liveness_lab.locust_ext import live_view, pods_tab, stats_history
 from liveness_lab.workshop import tab as workshop_tab
@@ -96,6 +96,22 @@ def _tabs(environment, **_kwargs):
     ticks = stats_history.install(environment)
     # The Workshop tab's steps and checks, on the same pods, events and stats history (liveness_lab/workshop/tab.py).
     workshop_tab.install(environment, poller, ticks)
+    propose_demo_load(environment)
+
+
+def propose_demo_load(environment):
+    """The start form proposes the demo's load, not Locust's 1 user: DEFAULT_USERS_PER_VARIANT users of each
+    deployed variant's class (every class is ticked in the class picker), all started at once (40 users,
+    ramp 40, for blocking and reactive). Only where nobody chose (-u, -r, LOCUST_USERS...), and only for the
+    web UI: a headless run keeps Locust's own rule."""
+    opts = environment.parsed_options
+    if environment.web_ui is None or opts is None:
+        return
+    users = DEFAULT_USERS_PER_VARIANT * max(1, sum(v.enabled for v in variants.TABLE))
+    if getattr(opts, "num_users", None) is None:
+        opts.num_users = users
+    if getattr(opts, "spawn_rate", None) is None:
+        opts.spawn_rate = users
 
 
 class VariantUser(FastHttpUser):

@@ -1,7 +1,7 @@
 """The Workshop tab's server side without a cluster: the step files and their loader, each step's check on
 runs recorded from the kind cluster (met, not met with the reason, never on a rollout's old pods), Skip,
 Reset and the progress kept in the ConfigMap across a restart of the master (an in-memory API over the
-recorded Deployments: recorded_release.py), the routes' answers to bad input."""
+recorded Deployments: recorded_release.py), the routes' answers to bad input, and the start form's load."""
 
 import copy
 import json
@@ -403,3 +403,32 @@ def test_bad_requests_get_a_problem_json_with_their_status(client, path, kwargs,
     response = c.post(path, **kwargs)
     assert response.status_code == status and response.mimetype == "application/problem+json"
     assert detail in response.get_json()["detail"]
+
+
+def test_the_start_form_proposes_the_demos_load(monkeypatch):
+    """40 users (20 of each deployed variant's class), ramp 40, where nobody chose; never over a choice."""
+    import locustfile
+
+    monkeypatch.setattr(sys, "argv", ["locust"])
+    environment = Environment(user_classes=[Nobody], parsed_options=locustfile_options(num_users=None, spawn_rate=None))
+    environment.create_local_runner()
+    environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
+    locustfile.propose_demo_load(environment)
+    environment.web_ui.update_template_args()
+    assert (environment.web_ui.template_args["num_users"], environment.web_ui.template_args["spawn_rate"]) == (40, 40)
+    chosen = Environment(user_classes=[Nobody], parsed_options=locustfile_options(num_users=3, spawn_rate=1))
+    chosen.create_local_runner()
+    chosen.create_web_ui("127.0.0.1", 0, delayed_start=True)
+    locustfile.propose_demo_load(chosen)
+    assert (chosen.parsed_options.num_users, chosen.parsed_options.spawn_rate) == (3, 1)
+    for e in (environment, chosen):
+        e.runner.quit()
+
+
+def locustfile_options(**kw):
+    from locust.argument_parser import parse_options
+
+    opts = parse_options(args=["-f", "locustfile.py"])
+    for k, v in kw.items():
+        setattr(opts, k, v)
+    return opts
