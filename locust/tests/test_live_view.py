@@ -290,10 +290,10 @@ def test_a_new_swarm_starts_the_history_again(live):
 # --- The tab in headless Chromium, on a local Locust swarming the real service jar ---
 
 
-def local_locust(services, tmp_path, port, locustfile):
+def local_locust(services, tmp_path, port, locustfile, **extra_env):
     """A host Locust (LOCUSTFILE) serving the web UI bundle (webui/dist, built by scripts/test-locust.sh) on
     127.0.0.1:PORT, the blocking and reactive instances as its targets, its Kubernetes API a closed
-    loopback port. Yields its URL."""
+    loopback port, EXTRA_ENV added to its environment. Yields its URL."""
     if not (LOCUST_DIR / "webui/dist/index.html").is_file():
         pytest.fail("locust/webui/dist is not built: run scripts/build-webui.sh (scripts/test-locust.sh does)")
     env = run_env(
@@ -301,6 +301,7 @@ def local_locust(services, tmp_path, port, locustfile):
         KUBECONFIG=str(closed_port_kubeconfig(tmp_path / "kubeconfig")),
         LIVENESS_LAB_PODS_REFRESH="1",
         LIVENESS_LAB_LIVE_REFRESH="1",
+        **extra_env,
     )
     env.pop("KUBERNETES_SERVICE_HOST", None)
     log = open(tmp_path / "locust.log", "w")
