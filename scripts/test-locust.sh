@@ -2,7 +2,8 @@
 # Tests the Locust side (locust/): that the pins agree (tests/test_pins.py: the Dockerfiles' base images,
 # the locust pin, the lock files against the requirements files), the locustfile swarming
 # the real service jar, the report builder on recorded runs (verdict both ways), and the Pods tab in
-# headless Chromium, the Live tab's JSON on recorded API JSON and the tab itself in headless Chromium.
+# headless Chromium, the Live tab's JSON on recorded API JSON and the tab itself in headless Chromium,
+# the Workshop tab on a replayed run, and every stock tab of the UI build against the pinned Locust.
 # Run by `scripts/test.sh locust`. Installs what it needs: the .venv from locust/requirements-dev.lock,
 # the service jar (Maven wrapper, when missing), Debian's chromium (driven by Playwright; no browser is
 # ever downloaded) and the web UI bundle (scripts/build-webui.sh: Node.js and the npm registry).
@@ -11,7 +12,7 @@
 #
 # Environment (defaults):
 #   LIVENESS_LAB_SCREENSHOTS=<pytest tmp>   where the Pods tab screenshot goes
-# Uses 127.0.0.1 ports 18080-18085. Ends with pytest's "N passed" line; with LIVENESS_LAB_JUNIT=DIR (set
+# Uses 127.0.0.1 ports 18080-18085 (and one free port the kernel picks, the master's for its worker). Ends with pytest's "N passed" line; with LIVENESS_LAB_JUNIT=DIR (set
 # by scripts/test.sh) pytest also writes DIR/pytest.xml.
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail

@@ -7,6 +7,7 @@ import copy
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -290,10 +291,11 @@ def test_a_new_swarm_starts_the_history_again(live):
 # --- The tab in headless Chromium, on a local Locust swarming the real service jar ---
 
 
-def local_locust(services, tmp_path, port, locustfile, **extra_env):
+def local_locust(services, tmp_path, port, locustfile, workers=0, **extra_env):
     """A host Locust (LOCUSTFILE) serving the web UI bundle (webui/dist, built by scripts/test-locust.sh) on
     127.0.0.1:PORT, the blocking and reactive instances as its targets, its Kubernetes API a closed
-    loopback port, EXTRA_ENV added to its environment. Yields its URL."""
+    loopback port, EXTRA_ENV added to its environment. With WORKERS, a master and that many workers on
+    loopback, as the chart runs it (the web UI then has its Workers tab), else one local runner. Yields its URL."""
     if not (LOCUST_DIR / "webui/dist/index.html").is_file():
         pytest.fail("locust/webui/dist is not built: run scripts/build-webui.sh (scripts/test-locust.sh does)")
     env = run_env(
@@ -306,14 +308,43 @@ def local_locust(services, tmp_path, port, locustfile, **extra_env):
     env.pop("KUBERNETES_SERVICE_HOST", None)
     log = open(tmp_path / "locust.log", "w")
     cmd = [sys.executable, "-m", "locust", "-f", str(locustfile), "--web-host", "127.0.0.1", "--web-port", str(port), "--class-picker"]
-    proc = subprocess.Popen(cmd, cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    procs = []
+    if workers:
+        master_port = free_loopback_port()
+        cmd += ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port)]
+    procs.append(subprocess.Popen(cmd, cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT))
     web_ui = f"http://127.0.0.1:{port}"
     try:
-        wait_http(web_ui + "/", 60, proc)
+        wait_http(web_ui + "/", 60, procs[0])
+        for i in range(workers):
+            worker_log = open(tmp_path / f"locust-worker-{i}.log", "w")
+            worker = ["--worker", "--master-host", "127.0.0.1", "--master-port", str(master_port)]
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "locust", "-f", str(locustfile), *worker],
+                    cwd=LOCUST_DIR,
+                    env=env,
+                    stdout=worker_log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+        if workers:
+            deadline = time.monotonic() + 60
+            while len(web_read(web_ui, "/stats/requests").get("workers") or []) < workers:
+                assert time.monotonic() < deadline and all(p.poll() is None for p in procs), f"{workers} workers did not connect"
+                time.sleep(0.5)
         yield web_ui
     finally:
-        stop(proc)
+        for proc in reversed(procs):
+            stop(proc)
         drained(services["blocking"])
+
+
+def free_loopback_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the master's port for its workers, asked of the kernel)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def drained(url, timeout=90):
