@@ -1,6 +1,7 @@
-"""``python -m liveness_lab demo|lab|bench``: the scripted runs and the benchmark (see cli.py for the flags,
-base/exits.py for the exit codes). scripts/demo.sh, scripts/lab.sh and scripts/bench.sh are the commands users
-type; they prepare the .venv and exec here."""
+"""``python -m liveness_lab demo|lab|bench|workshop``: the scripted runs, the benchmark and the instructor's
+table of a workshop (see cli.py for the flags, base/exits.py for the exit codes). scripts/demo.sh,
+scripts/lab.sh, scripts/bench.sh and scripts/workshop.sh are the commands users type; they prepare the .venv
+and exec here."""
 
 import os
 import shlex
@@ -26,6 +27,8 @@ def main(argv=None, environ=os.environ) -> int:
     # One cluster for every client of the run (the recorder's, the lock's, the Deployments' reader, Locust's
     # subprocess): the flags', else the environment's, else kind's, handed on in the environment.
     coordinates.hand_on(environ, getattr(args, "context", None), getattr(args, "namespace", None), getattr(args, "release", None))
+    if args.command == "workshop":
+        return room(args, environ)
     console = setup()
     signal.signal(signal.SIGTERM, _terminated)
     command = f"{prog or 'scripts/' + args.command + '.sh'}" + (" " + shlex.join(argv[1:]) if len(argv) > 1 else "")
@@ -76,6 +79,26 @@ def main(argv=None, environ=os.environ) -> int:
             exc_info=True,
         )
         return SETUP
+
+
+def room(args, environ) -> int:
+    """The instructor's table (workshop/room.py): stdout the table, stderr what went wrong."""
+    from liveness_lab.workshop.room import SELECTOR, RoomError, read_room, render, rows_of, to_json
+
+    context = coordinates.context(environ)
+    try:
+        rows = rows_of(read_room(context))
+    except RoomError as e:
+        print(f"error: {e.message}\n  fix: {e.fix}", file=sys.stderr)
+        return SETUP
+    if not rows:
+        print(
+            f"no namespace of context {context} holds the workshop's ConfigMap (label {SELECTOR}): has any participant "
+            "installed the chart (with locust.workshop.enabled, its default)?",
+            file=sys.stderr,
+        )
+    print(to_json(rows) if args.json else render(rows))
+    return 0
 
 
 if __name__ == "__main__":

@@ -101,6 +101,21 @@ class Parser(argparse.ArgumentParser):
         self.exit(SETUP, f"error: {message}\n  fix: see {self.prog} --help\n")
 
 
+WORKSHOP = """\
+The instructor's view of a workshop (docs/workshop.md): one line per participant's release, from every
+namespace that holds the workshop's ConfigMap (labels app.kubernetes.io/part-of=liveness-lab,
+app.kubernetes.io/component=workshop; the chart renders it with locust.workshop.enabled), read with your
+own kubeconfig: the namespace, the release, the step on screen, done/total, when its master last wrote,
+and the last check's state and reason in words. A master writes at most every 15 s (at once when a check's
+state changes or a step is met), so the table is that fresh; `watch -n 15 scripts/workshop.sh` keeps it
+on screen. Needs list on ConfigMaps in every namespace (the organiser's kubeconfig).
+"""
+
+WORKSHOP_EXITS = """exit codes:
+  0  the table was printed (no line when no namespace holds the workshop's ConfigMap: said on stderr)
+  3  usage or set-up error: a bad flag, no such context, the API refused or did not answer"""
+
+
 def whole(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number")
@@ -264,7 +279,7 @@ def add_target(p: argparse.ArgumentParser, load: bool = True) -> None:
         )
 
 
-def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh") -> Parser:
+def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh", prog_workshop: str = "scripts/workshop.sh") -> Parser:
     fmt = argparse.RawDescriptionHelpFormatter
     top = Parser(prog="python -m liveness_lab", description="liveness-lab's scripted runs.", epilog=EXIT_HELP, formatter_class=fmt)
     sub = top.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -331,14 +346,29 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh")
     )
     lab.add_argument("--out", default=None, metavar="DIR", help="lab folder (default reports/lab-<UTC timestamp>)")
     add_target(lab)
-    top.subs = {"demo": d, "lab": lab, "bench": add_bench(sub)}
+    room = sub.add_parser(
+        "workshop",
+        prog=prog_workshop,
+        description=WORKSHOP,
+        epilog=WORKSHOP_EXITS,
+        formatter_class=fmt,
+        help="the instructor's table of a workshop's releases",
+    )
+    room.add_argument(
+        "--context",
+        default=None,
+        metavar="NAME",
+        help="kubeconfig context of the workshop's cluster (default: LIVENESS_LAB_KUBE_CONTEXT, else kind-liveness-lab)",
+    )
+    room.add_argument("--json", action="store_true", help="the rows as JSON instead of the table")
+    top.subs = {"demo": d, "lab": lab, "bench": add_bench(sub), "workshop": room}
     return top
 
 
 def parse(argv: list[str], prog: str | None = None) -> argparse.Namespace:
     """ARGV parsed; an unknown flag is a usage error of its subcommand (exit 3), named as the scripts
     named it: "unknown argument: --bogus"."""
-    top = parser(prog_demo=prog or "scripts/demo.sh", prog_lab=prog or "scripts/lab.sh")
+    top = parser(prog_demo=prog or "scripts/demo.sh", prog_lab=prog or "scripts/lab.sh", prog_workshop=prog or "scripts/workshop.sh")
     # bench's --service-args value starts with "-" (--demo.x=y, -XX:...), which argparse takes for a flag.
     argv, i = list(argv), 1
     while argv[:1] == ["bench"] and i < len(argv) - 1:
