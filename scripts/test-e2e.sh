@@ -4,8 +4,9 @@
 # answering on 127.0.0.1, the chart on the cluster (server-side dry-run, restricted Pod Security, rollouts,
 # `helm test`), a second cluster-up that changes nothing, the lab's two quick scenarios (each prediction
 # must hold) or a shortened scripted demo whose verdict must pass, the Locust Pods and Live tabs against
-# the live cluster, and a demo right after `helm upgrade --set latencyMs=500` (it must run at 500 ms and
-# pass); then scripts/cluster-down.sh (also when a test fails). A failing test carries the cluster's pods,
+# the live cluster, a demo right after `helm upgrade --set latencyMs=500` (it must run at 500 ms and
+# pass), and the Workshop tab (step 1 on a real kill, Skip, Reset, the instructor's table, the master's
+# Role); then scripts/cluster-down.sh (also when a test fails). A failing test carries the cluster's pods,
 # its last 30 events and each not-ready pod's description and last log lines (locust/tests/e2e/conftest.py).
 #
 # Usage: scripts/test-e2e.sh [--keep] [--no-lab] [--help] [-- CLUSTER-UP-ARGS...]

@@ -1,0 +1,262 @@
+"""The Workshop tab of the in-cluster Locust on the live cluster (issue 40), as a participant walks it, in
+headless Chromium (Debian's):
+
+- step 1 (baseline): a swarm of the lab's load (20 users per variant at 1 request/s of 1000 ms) on a
+  settled release; the tab's check stays "checking" until the Kubernetes API reports a liveness kill of a
+  blocking pod, and turns "met" only after it (the seconds from the kill to green are printed: a figure
+  for the issue's closing note); reactive is never killed; a reload shows the step done, and the progress
+  is in the release's ConfigMap (what a restarted master reads);
+- step 2 (tcp-probe): Skip in the tab patches the blocking Deployment's liveness probe to tcpSocket (the
+  swarm stopped, the release rolls out); once it has settled, the same swarm meets the step's check (the
+  lab's prediction: not killed, requests fail) with no kill of blocking;
+- Reset in the tab puts the blocking Deployment's service container back exactly as it was before this
+  test, and the test waits until the release has settled again, so the cluster is left as it was found
+  (the finally clause resets too when the test failed after Skip);
+- the instructor's table (scripts/workshop.sh --json) has the release's line, with the step and done/total;
+- the workshop's Role: the master's service account may get and patch its own variant Deployments and its
+  progress ConfigMap, and nothing else, in its namespace or any other.
+
+About 5 minutes on 2 cores (up to 10 when the rollouts are slow): the settling before each swarm (20 s
+of Ready), one swarm to the first kill (15-30 s), two rollouts of the blocking Deployment (Skip, Reset:
+a new JVM and 20 s of settling each), one swarm to the TCP probe's evidence time (about 25 s). Blocking
+pods that restarted in earlier tests are deleted first (their ReplicaSet replaces them; no new
+generation), as the scripted run replaces them, so their back-off and spent event budget do not count.
+Screenshots: workshop-step1-live.png, workshop-skip-live.png in the logs folder.
+"""
+
+import json
+import os
+import subprocess
+import time
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, web_post, web_read
+
+from liveness_lab.base.settle import settle_problems
+from liveness_lab.workshop.change import container_of, differences
+
+from . import kind
+from .test_6_live_tab import blocking_kills, prerequisites, reactive_kills
+
+LOAD = {"user_count": 40, "spawn_rate": 40, "user_classes": ["BlockingUser", "ReactiveUser"], "shape_class": "Default"}
+LAB_LOAD = {"rate_per_user": 1.0, "latency_ms": 1000}
+KILL_WAIT_S = float(os.environ.get("LIVENESS_LAB_LIVE_KILL_WAIT_S", "300"))
+SETTLE_S = float(os.environ.get("LIVENESS_LAB_SETTLE", "20"))
+SETTLE_WAIT_S = 300
+TCP_MET_WAIT_S = 120  # the TCP probe's evidence time is about 21 s of swarm; the master checks every 3 s
+BLOCKING = f"{kind.RELEASE}-blocking"
+SERVICE_ACCOUNT = f"system:serviceaccount:{kind.NAMESPACE}:{kind.RELEASE}-locust"
+PROGRESS = f"{kind.RELEASE}-workshop"
+
+
+def deployment(name=BLOCKING) -> dict:
+    return kind.kubectl_json("get", "deployment", name, "-n", kind.NAMESPACE)
+
+
+def wait_settled(why: str) -> float:
+    """Until blocking and reactive have settled as the master judges it (base.settle); seconds waited."""
+    started = time.time()
+    problems = ["not read yet"]
+    while time.time() < started + SETTLE_WAIT_S:
+        deps = kind.kubectl_json("get", "deployments", "-n", kind.NAMESPACE, "-l", kind.RELEASE_SELECTOR)
+        pods = kind.kubectl_json("get", "pods", "-n", kind.NAMESPACE, "-l", kind.RELEASE_SELECTOR)
+        problems = settle_problems(deps, pods, ["blocking", "reactive"], time.time(), SETTLE_S)
+        if not problems:
+            return time.time() - started
+        time.sleep(2)
+    raise AssertionError(f"{why}: the release did not settle within {SETTLE_WAIT_S} s: {problems}")
+
+
+def replace_restarted_blocking_pods() -> list[str]:
+    pods = kind.kubectl_json("get", "pods", "-n", kind.NAMESPACE, "-l", "app.kubernetes.io/component=blocking")["items"]
+    restarted = [
+        p["metadata"]["name"] for p in pods if any(c.get("restartCount", 0) for c in (p.get("status") or {}).get("containerStatuses") or [])
+    ]
+    if restarted:
+        kind.kubectl("delete", "pod", "-n", kind.NAMESPACE, "--wait=false", *restarted)
+    return restarted
+
+
+def wait_master(web_ui: str, wait_s: float = 180) -> dict:
+    """The workshop's JSON once the master has rolled out, its old pod gone, and it serves the tab:
+    test_8's upgrade and rollback roll the Locust pods out, and a test right after it once met a master
+    still being replaced."""
+    deadline, last = time.time() + wait_s, None
+    kind.kubectl(
+        "rollout", "status", f"deployment/{kind.RELEASE}-locust", "-n", kind.NAMESPACE, f"--timeout={wait_s:.0f}s", timeout=wait_s + 10
+    )
+    while time.time() < deadline:
+        pods = kind.kubectl_json("get", "pods", "-n", kind.NAMESPACE, "-l", f"{kind.RELEASE_SELECTOR},app.kubernetes.io/component=locust")
+        leaving = [p["metadata"]["name"] for p in pods["items"] if p["metadata"].get("deletionTimestamp")]
+        try:
+            if not leaving:
+                return web_read(web_ui, "/liveness-lab/workshop")
+            last = f"master pod(s) still terminating: {leaving}"
+        except Exception as e:  # the new master not serving yet
+            last = e
+        time.sleep(2)
+    raise AssertionError(f"{web_ui}/liveness-lab/workshop did not answer within {wait_s:.0f} s: {last}")
+
+
+def check_on_screen(page) -> tuple[str, str, str]:
+    panel = page.get_by_test_id("workshop-check")
+    return panel.get_attribute("data-step"), panel.get_attribute("data-state"), panel.get_by_role("status").inner_text()
+
+
+def swarm(web_ui: str) -> float:
+    if web_read(web_ui, "/stats/requests").get("state") in ("spawning", "running"):
+        web_post(web_ui, "/stop")
+        time.sleep(2)
+    started = time.time()
+    assert web_post(web_ui, "/swarm", **LOAD, **LAB_LOAD) == 200
+    # The master judges only a swarm started on a settled release; it says so in the window. And the check
+    # it serves must be this swarm's before the screen is read: an earlier swarm's check (test_6's ran the
+    # same load and was met on its kill) must never pass for this one's.
+    deadline, check = time.time() + 20, None
+    while time.time() < deadline:
+        window = web_read(web_ui, "/liveness-lab/workshop/window")["window"]
+        if window and window["started"] >= started - 1:
+            assert window["unsettled"] == [], f"the master saw the release unsettled at the swarm's start: {window['unsettled']}"
+            check = web_read(web_ui, "/liveness-lab/workshop")["check"]
+            if (check.get("window") or {}).get("started", 0) >= started - 1:
+                return started
+        time.sleep(0.5)
+    raise AssertionError(f"the master's check did not judge the new swarm within 20 s: {check}")
+
+
+def open_workshop_tab(page, web_ui: str) -> None:
+    page.goto(web_ui + "/", timeout=30000)
+    page.get_by_role("tab", name="Workshop").click(timeout=30000)
+    page.get_by_test_id("workshop").wait_for(timeout=30000)
+
+
+def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(web_ui, screenshots):
+    sync_api, kube = prerequisites(web_ui)
+    state = wait_master(web_ui)
+    assert state["store"]["ok"], f"the master keeps no progress: {state['store']['error']}"
+    before = container_of(deployment())
+    skipped = reset = False
+    try:
+        # --- Step 1: checking until the API reports a real kill, green only after it. ---
+        restarted = replace_restarted_blocking_pods()
+        waited = wait_settled("before step 1")
+        print(f"replaced restarted blocking pods {restarted}; settled after {waited:.0f} s")
+        assert web_post(web_ui, "/liveness-lab/workshop/steps/baseline/select") == 200
+        started = swarm(web_ui)
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1600, "height": 1100})
+            try:
+                open_workshop_tab(page, web_ui)
+                seen, met_at = [], None
+                while time.time() < started + KILL_WAIT_S:
+                    step, shown, reason = check_on_screen(page)
+                    kills = blocking_kills(kube, started)  # read after the screen: a kill shown is a kill listed
+                    seen.append((round(time.time() - started, 1), step, shown, bool(kills), reason))
+                    if step == "baseline" and shown == "met":
+                        met_at = time.time()
+                        break
+                    page.wait_for_timeout(500)
+                page.screenshot(path=str(screenshots / "workshop-step1-live.png"), full_page=True)
+                assert met_at, f"step 1 not met within {KILL_WAIT_S:.0f} s of the swarm: {seen[-3:]}"
+                assert all(kills for _, _, shown, kills, _ in seen if shown == "met"), seen
+                assert any(shown == "checking" and not kills for _, _, shown, kills, _ in seen), (
+                    f"never seen checking before the kill: {seen[:5]}"
+                )
+                kill = min(blocking_kills(kube, started))
+                print(
+                    f"step 1: first kill +{kill - started:.1f} s into the swarm (API event time, whole seconds); "
+                    f"green on screen {met_at - kill:.1f} s after it"
+                )
+                assert reactive_kills(kube, started) == []
+                done = int(page.get_by_test_id("workshop").get_attribute("data-done"))
+                assert done >= 1
+
+                # A reload shows the same; the ConfigMap holds it (what a restarted master reads).
+                page.reload()
+                open_workshop_tab(page, web_ui)
+                page.get_by_text(f"Workshop: {done}/{state['total']} done").wait_for(timeout=15000)
+                assert page.locator('[data-step-item="baseline"]').get_attribute("data-done") == "true"
+                saved = json.loads(kind.kubectl_json("get", "configmap", PROGRESS, "-n", kind.NAMESPACE)["data"]["progress.json"])
+                assert saved["steps"]["baseline"]["done"] and saved["done"] == done, saved
+                web_post(web_ui, "/stop")
+
+                # --- Step 2: Skip applies the TCP probe; on the settled release the swarm meets the check. ---
+                page.locator('[data-step-item="tcp-probe"]').click()
+                page.locator('[data-testid="workshop-step"][data-step="tcp-probe"]').wait_for(timeout=15000)
+                page.get_by_role("button", name="Skip: apply the change for me").click()
+                skipped = True
+                page.get_by_text("applied to blocking: the release is rolling out").wait_for(timeout=30000)
+                probe = container_of(deployment())["livenessProbe"]
+                assert "tcpSocket" in probe and "httpGet" not in probe, probe
+                rolled = wait_settled("after Skip")
+                print(f"Skip: the release settled {rolled:.0f} s after")
+                started = swarm(web_ui)
+                met_at = None
+                while time.time() < started + TCP_MET_WAIT_S:
+                    step, shown, reason = check_on_screen(page)
+                    assert shown != "not as predicted", reason
+                    if step == "tcp-probe" and shown == "met":
+                        met_at = time.time()
+                        break
+                    page.wait_for_timeout(1000)
+                page.screenshot(path=str(screenshots / "workshop-skip-live.png"), full_page=True)
+                assert met_at, f"step 2 not met within {TCP_MET_WAIT_S} s of the swarm: {check_on_screen(page)}"
+                print(f"step 2 (tcp-probe after Skip): met {met_at - started:.1f} s into the swarm")
+                assert blocking_kills(kube, started) == [], "the TCP probe's blocking pod was killed"
+                web_post(web_ui, "/stop")
+
+                # --- Reset: the release back as it was before this test. ---
+                page.get_by_role("button", name="Reset the release").click()
+                page.get_by_text("blocking set back to how the workshop started").wait_for(timeout=30000)
+                reset = True
+                assert differences(before, container_of(deployment())) == []
+                deadline = time.time() + 30
+                while check_on_screen(page)[1] != "change" and time.time() < deadline:
+                    page.wait_for_timeout(1000)
+                assert check_on_screen(page)[1] == "change", check_on_screen(page)
+                print(f"Reset: the release settled {wait_settled('after Reset'):.0f} s after")
+            finally:
+                browser.close()
+
+        # --- The instructor's table: this release's line. ---
+        env = dict(os.environ, LIVENESS_LAB_KUBE_CONTEXT=kind.CONTEXT)
+        out = subprocess.run(
+            [kind.SCRIPTS / "workshop.sh", "--context", kind.CONTEXT, "--json"], capture_output=True, text=True, timeout=300, env=env
+        )
+        assert out.returncode == 0, out.stderr
+        row = next(r for r in json.loads(out.stdout) if r["namespace"] == kind.NAMESPACE)
+        assert row["release"] == kind.RELEASE and row["step"].startswith("tcp-probe") and row["done"] >= done, row
+        print(f"scripts/workshop.sh: {row}")
+    finally:
+        web_post(web_ui, "/stop")
+        if skipped and not reset:  # leave the shared cluster as it was found, without hiding the failure
+            try:
+                web_post(web_ui, "/liveness-lab/workshop/reset")
+                wait_settled("after the clean-up's Reset")
+            except Exception as e:
+                print(f"clean-up: the release may still run the TCP probe: {e}")
+
+
+def can_i(verb: str, resource: str, namespace: str | None = kind.NAMESPACE) -> bool:
+    where = ["-n", namespace] if namespace else ["--all-namespaces"]
+    out = kind.kubectl("auth", "can-i", verb, resource, "--as", SERVICE_ACCOUNT, *where, check=False)
+    return out.stdout.strip() == "yes"
+
+
+def test_the_masters_account_reaches_only_its_own_deployments_and_progress(cluster):
+    own = [f"deployments/{BLOCKING}", f"deployments/{kind.RELEASE}-reactive", f"configmaps/{PROGRESS}"]
+    missing = [(verb, r) for verb in ("get", "patch") for r in own if not can_i(verb, r)]
+    assert missing == [], "the workshop's Role lacks what Skip, Reset or the progress needs"
+    refused = [
+        ("patch", f"deployments/{kind.RELEASE}-locust"),  # the master's own Deployment: not a variant
+        ("list", "deployments"),
+        ("create", "deployments"),
+        ("delete", f"deployments/{BLOCKING}"),
+        ("update", f"deployments/{BLOCKING}"),
+        ("patch", "configmaps/some-other-configmap"),
+        ("create", "configmaps"),
+        ("get", "secrets"),
+    ]
+    assert [r for r in refused if can_i(*r)] == []
+    elsewhere = [("patch", "deployments/coredns", "kube-system"), ("get", "configmaps", "kube-system"), ("list", "configmaps", None)]
+    assert [r for r in elsewhere if can_i(*r)] == []
