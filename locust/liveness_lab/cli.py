@@ -80,8 +80,8 @@ timing.json, demo.log), matrix.md, a self-contained matrix.html and lab.log. Ctr
 the release first.
 
 Adding a scenario needs no code: a new file in locust/liveness_lab/lab/scenarios/ (its header says what goes in it;
-`python -m liveness_lab.lab check` from locust/ checks them all). 2.5 to 4.7 minutes per scenario on 2 cores (about
-41 for all twelve): a rollout, the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
+`python -m liveness_lab.lab check` from locust/ checks them all). 2.5 to 4.7 minutes per scenario on 2 cores (the
+twelve on WebFlux took 40-41): a rollout, the load (ramp + hold + quiet, about 2 minutes), the report, the rollback.
 """
 
 ENV_LAB = """\
@@ -335,7 +335,7 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh",
         help="comma-separated scenario names (the files' names without .yaml); default: all",
     )
     lab.add_argument(
-        "--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~6.5 min)"
+        "--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline, servlet and tcp-probe: CI's three, ~10 min)"
     )
     lab.add_argument(
         "--repeat",
