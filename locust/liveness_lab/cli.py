@@ -313,7 +313,9 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh")
         help="comma-separated scenario names (the files' names without .yaml); default: all",
     )
     lab.add_argument(
-        "--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline, servlet and tcp-probe: CI's three, ~10 min)"
+        "--quick",
+        action="store_true",
+        help="only the scenarios marked `quick: true` (baseline, servlet and tcp-probe: CI's three, ~10 min)",
     )
     lab.add_argument(
         "--repeat",
