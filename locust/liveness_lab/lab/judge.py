@@ -121,8 +121,12 @@ def recovery_after_actions(a: VariantAnalysis, result: Verdict) -> float | None:
 
 
 def during_load(a: VariantAnalysis) -> list[tuple[float, int, int]]:
-    """The variant's (t, Ready, pods) snapshots from the load start to the load stop."""
-    return [x for x in a.pods.ready if a.phases.start <= x[0] <= a.phases.stop]
+    """The variant's (t, Ready, pods) snapshots from the load start to the load stop, the state at the load
+    start first (the last snapshot before it, moved to it): a snapshot holds until the next one."""
+    ph = a.phases
+    before = [x for x in a.pods.ready if x[0] < ph.start]
+    inside = [x for x in a.pods.ready if ph.start <= x[0] <= ph.stop]
+    return ([(ph.start, *before[-1][1:])] if before else []) + inside
 
 
 def ready_share(a: VariantAnalysis) -> float | None:
