@@ -1,7 +1,9 @@
 """What the lab does to the release while a scenario's load runs: the scenario's `actions` (lab.catalogue,
 ACTION_KEYS), each at its second after the load start. An action scales its target's Deployment (and, with
-`grace`, deletes the pods a scale to 0 removes with that grace period: 0 is a crash, not a shutdown) or
-sets and removes environment variables of its container (a rollout, as `kubectl set env` does).
+`grace`, deletes the pods a scale to 0 removes with that grace period: 0 is a force deletion, which takes
+them out of the API and their Service at once while the kubelet still stops each container with its spec's
+grace, preStop included: kubernetes#110507, kubernetes#115819) or sets and removes environment variables
+of its container (a rollout, as `kubectl set env` does).
 
 Each action is written to the run's timeline as it is done (`action`: when, what, on which target) and
 again once its Deployment has rolled out (`action-done`: every replica updated and Ready, or none left

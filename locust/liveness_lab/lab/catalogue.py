@@ -13,7 +13,7 @@ A scenario file holds data only (adding one needs no code):
     variants: [blocking, reactive] # swarmed by scripts/demo.sh, from chart/values.yaml `variants:`
     load: {users: 20, rate: 1, latency_ms: 1000, ramp: 10, hold: 60, quiet: 60}
     actions:                       # what the lab does while the load runs (lab.actions), in order of `at`
-      - {at: 30, target: downstream, replicas: 0, grace: 0, note: the downstream crashes}
+      - {at: 30, target: downstream, replicas: 0, grace: 0, note: the downstream goes away}
       - {at: 60, target: downstream, env: {DEMO_API_DELAY: 3s}}   # null removes a variable
     cpu_check: full                # or machine: only the machine's busy share can void a run (see CPU_CHECKS)
     kubelet: {maxContainerRestartPeriod: 60}   # what the cluster's kubelets must run with (see KUBELET)
@@ -96,10 +96,11 @@ TOP_KEYS = {
     "measured",
 }
 # An action (lab.actions): `at` seconds after the load start, what it changes on `target`'s Deployment: its
-# `replicas` (with `grace`, the pods a scale to 0 removes are deleted with that grace period in seconds: 0, a
-# crash rather than a shutdown) or its container's `env` (NAME: text sets it, NAME: null removes it: a
-# rollout); `note` says what it stands for. The target is a swarmed variant, or `downstream` when the
-# scenario's values enable it.
+# `replicas` (with `grace`, the pods a scale to 0 removes are deleted with that grace period in seconds: 0 is
+# a force deletion, the pods gone from the API and their Service at once, while the kubelet still stops each
+# container with its spec's grace, preStop included: kubernetes#110507, kubernetes#115819) or its
+# container's `env` (NAME: text sets it, NAME: null removes it: a rollout); `note` says what it stands for.
+# The target is a swarmed variant, or `downstream` when the scenario's values enable it.
 ACTION_KEYS = {"at", "target", "replicas", "grace", "env", "note"}
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 MAX_REPLICAS = 10
@@ -233,7 +234,7 @@ def check_actions(path, data: dict, variants: list[str], values: dict, load: dic
         if "replicas" in a and not (whole(replicas) and 0 <= replicas <= MAX_REPLICAS):
             raise ScenarioError(path, f"{where}.replicas", f"{replicas!r} is not a whole number from 0 to {MAX_REPLICAS}")
         if "grace" in a and not (replicas == 0 and whole(grace) and grace >= 0):
-            raise ScenarioError(path, f"{where}.grace", "goes with replicas: 0 only, a whole number of seconds >= 0 (0: the pods crash)")
+            raise ScenarioError(path, f"{where}.grace", "goes with replicas: 0 only, a whole number of seconds >= 0 (0: a force deletion)")
         if "env" in a:
             if not (isinstance(env, dict) and env):
                 raise ScenarioError(path, f"{where}.env", "must map variable names to a text (set) or null (remove)")

@@ -133,6 +133,8 @@ def ready_share(a: VariantAnalysis) -> float | None:
     """Percent of the variant's pod-seconds Ready during the load, each snapshot weighted by the time to
     the next one; None without snapshots."""
     snaps = during_load(a)
+    if not snaps:
+        return None
     ready = total = 0.0
     for (t, r, n), nxt in zip(snaps, [*snaps[1:], (a.phases.stop, 0, 0)], strict=True):
         ready += r * (nxt[0] - t)
