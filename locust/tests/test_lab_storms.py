@@ -108,3 +108,27 @@ def test_the_ready_share_and_the_longest_stretch_without_a_ready_pod(tmp_path):
     bare = copy(tmp_path, "lab-dependency-in-liveness", drop={"pods"})
     assert line(bare, "blocking", "ready_share_pct", "<=20").held is None
     assert line(bare, "blocking", "longest_not_ready_s", ">=200").measured == "no pod snapshots during the load"
+
+
+# --- a throttled CPU: the throttling that explains a kill ------------------------------------------------
+
+
+def test_a_tight_cpu_limit_under_a_heavy_load_kills_a_reactive_pod_throttled_in_almost_every_period():
+    result = judge.judge_scenario(scenario("cpu-throttled-heavy"), FIXTURES / "lab-cpu-throttled-heavy")
+    got = lines(result)
+    assert result.outcome == judge.HELD, [x.text() for x in result.lines] + result.why_cannot_tell
+    assert got["reactive", "throttled_pct"].measured == "97 % of periods"
+    assert got["reactive", "restarts"].measured == "2 (j4g78 2)" and got["reactive", "kill_reason"].held
+    assert result.figures["reactive"]["throttledPct"] == 97.1
+    # cpu_check machine: the machine was 66 % busy; the full check would void the run over the throttling.
+    cpu = verdict.judge(verdict.load_run(FIXTURES / "lab-cpu-throttled-heavy")).cpu
+    assert not cpu.machine_warnings and any("CPU-throttled in 97%" in w for w in cpu.warnings)
+
+
+def test_throttling_not_held_against_a_lower_bound_and_cannot_tell_without_the_kubelets_counters(tmp_path):
+    assert line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "throttled_pct", "<=25").held is False
+    bare = copy(tmp_path, "lab-cpu-throttled-heavy", drop={"throttle"})
+    x = line(bare, "reactive", "throttled_pct", ">=50")
+    assert x.held is None and x.measured.startswith("no CFS throttling counters recorded")
+    result = judge.judge_scenario(scenario("cpu-throttled-heavy"), bare)
+    assert result.outcome == judge.CANNOT_TELL
