@@ -132,3 +132,29 @@ def test_throttling_not_held_against_a_lower_bound_and_cannot_tell_without_the_k
     assert x.held is None and x.measured.startswith("no CFS throttling counters recorded")
     result = judge.judge_scenario(scenario("cpu-throttled-heavy"), bare)
     assert result.outcome == judge.CANNOT_TELL
+
+
+# --- cold pods in a scale-out: the new pods' restarts and probe failures ---------------------------------
+
+
+def test_without_a_startup_probe_the_pods_of_a_scale_out_are_killed_before_they_are_up():
+    result = judge.judge_scenario(scenario("cold-scale-out"), FIXTURES / "lab-cold-scale-out")
+    got = lines(result)
+    assert result.outcome == judge.HELD, [x.text() for x in result.lines] + result.why_cannot_tell
+    assert got["reactive", "added_restarts"].measured == "8 (2 pod(s) added)"
+    f = result.figures["reactive"]
+    assert (f["pods"], f["addedPods"], f["addedRestarts"], f["restarts"]) == (3, 2, 8, 8)
+    assert f["addedLivenessFailures"] > 0
+    assert line(FIXTURES / "lab-cold-scale-out", "reactive", "added_restarts", 0).held is False
+    assert line(FIXTURES / "lab-cold-scale-out", "reactive", "added_liveness_failures", 0).held is False
+
+
+def test_the_pods_a_scale_out_added_are_the_runs_own_but_without_its_action_a_disturbance(tmp_path):
+    data = verdict.load_run(FIXTURES / "lab-cold-scale-out")
+    assert verdict.judge(data).disturbances == []
+    bare = copy(tmp_path, "lab-cold-scale-out", drop={"action", "action-done"})
+    result = verdict.judge(verdict.load_run(bare))
+    assert len(result.disturbances) == 1 and result.disturbances[0].startswith("reactive: pods created during the run (")
+    x = line(bare, "reactive", "added_restarts", ">=1")
+    assert x.held is None and x.measured == "no recorded action raised reactive's replicas"
+    assert judge.judge_scenario(scenario("cold-scale-out"), bare).outcome == judge.CANNOT_TELL
