@@ -782,7 +782,13 @@ class Verdict:
             "checks": [{"who": c.who, "ok": c.ok, "text": c.text} for c in self.checks],
             "notes": self.notes,
             "disturbances": self.disturbances,
-            "cpu": {"notes": self.cpu.notes, "warnings": self.cpu.warnings, "starved": self.cpu.starved, "throttled": self.cpu.throttled},
+            "cpu": {
+                "notes": self.cpu.notes,
+                "warnings": self.cpu.warnings,
+                "machineWarnings": self.cpu.machine_warnings,
+                "starved": self.cpu.starved,
+                "throttled": self.cpu.throttled,
+            },
             "phases": vars(self.phases),
             "killWindows": {
                 v: {"fromS": w.low, "toS": w.high, "earliestS": w.earliest_s, "latestS": w.latest_s} for v, w in self.kill_windows.items()
