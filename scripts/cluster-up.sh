@@ -6,7 +6,7 @@
 # image is built locally from the Go module proxy and Debian packages (the first time 15 to 20 minutes
 # on 2 cores, then cached under ~/.cache/liveness-lab). Safe to re-run: an existing cluster is reused,
 # a half-finished build resumes, an unchanged image or release is left alone and no pod restarts.
-# Needs bash >= 4 (macOS: brew install bash).
+# Needs bash >= 4.1 (macOS: brew install bash).
 #
 # Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--max-restart-period SECONDS] [--dry-run] [--help]
 #   --airgap    build every image locally even where a registry answers
@@ -208,21 +208,6 @@ EOF
 EOF
 }
 
-# What the cluster, the four variants and Locust need from the Docker machine (docs/laptop.md, "What you need").
-LL_MIN_CPUS=2
-LL_MIN_MEMORY_MIB=4096
-# check_docker_resources: warn when the Docker machine is smaller than the demo needs.
-check_docker_resources() {
-  local resources
-  resources=$(docker_resources) || return 0
-  # shellcheck disable=SC2086 # "CPUS MIB" splits into two words
-  set -- $resources
-  [ "$1" -ge "$LL_MIN_CPUS" ] ||
-    warn "Docker has $1 CPU(s); the demo needs $LL_MIN_CPUS (Docker Desktop: Settings > Resources > CPUs)"
-  [ "$2" -ge "$LL_MIN_MEMORY_MIB" ] ||
-    warn "Docker has $(($2 / 1024)) GiB of memory; the demo needs $((LL_MIN_MEMORY_MIB / 1024)) GiB (Docker Desktop: Settings > Resources > Memory)"
-}
-
 # resolve_tools: kind, helm and kubectl before anything is created, so a missing tool stops the run
 # before the cluster or the images exist.
 resolve_tools() {
@@ -287,7 +272,7 @@ build_app_images() {
 }
 
 # load_app_images: the two images of ours into the node (the chart renders exactly these: the chart
-# suite's test_chart.py ties them to scripts/versions.env; official ones are pulled by the node).
+# suite's chart/tests/test_chart.py ties them to scripts/versions.env; official ones are pulled by the node).
 load_app_images() {
   load_image "$SERVICE_IMAGE:$SERVICE_VERSION"
   load_image "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG"

@@ -5,13 +5,13 @@
 #   scripts/test-chart.sh            static checks, no cluster needed
 #   scripts/test-chart.sh --cluster  on-cluster checks of the installed release (after scripts/cluster-up.sh)
 #
-# Static checks, each with the chart ecosystem's own tool where one exists: helm-unittest runs the suites
-# in chart/tests/ (what each template renders for given values, NOTES.txt, and every refused value with
-# the message naming its field); then scripts/tests/test_chart.py (pytest): chart-testing's `ct lint`,
+# The chart's tests are in chart/tests/. Static checks, each with the chart ecosystem's own tool where one
+# exists: helm-unittest runs the suites chart/tests/*_test.yaml (what each template renders for given values, NOTES.txt, and every refused value with
+# the message naming its field); then chart/tests/test_chart.py (pytest): chart-testing's `ct lint`,
 # kube-linter on the rendering of every chart/ci/*-values.yaml, helm-docs' parameter table against the
 # committed chart/README.md, the images, appVersion and modes against versions.env and Mode.java, every
 # NodePort mapped in kind-config.yaml, and two releases in two namespaces that must not collide.
-# On the cluster (scripts/tests/test_chart_cluster.py): a server-side dry-run of the rendered chart, the
+# On the cluster (chart/tests/test_chart_cluster.py): a server-side dry-run of the rendered chart, the
 # namespace's Pod Security label and a dry-run of it against the running pods, every Deployment rolled
 # out, and `helm test`.
 # Exits 1 when anything failed.
@@ -81,11 +81,11 @@ static_checks() {
   printf '%s\n' "$out"
   sed -nE 's/^(Charts|Test Suites|Tests|Snapshot|Time): */summary: helm-unittest \1: /p' <<<"$out"
   CT_CONFIG_DIR=$(dirname "$(resolve_link "$LL_TOOLS/bin/ct")")/../etc "$LL_VENV/bin/python" -m pytest -v -p no:cacheprovider \
-    --junitxml "$LIVENESS_LAB_JUNIT/pytest.xml" "$LL_ROOT/scripts/tests/test_chart.py" || rc=$?
+    --junitxml "$LIVENESS_LAB_JUNIT/pytest.xml" "$CHART/tests/test_chart.py" || rc=$?
   return "$rc"
 }
 
-# cluster_checks: scripts/tests/test_chart_cluster.py on the installed release; when it fails, the pods,
+# cluster_checks: chart/tests/test_chart_cluster.py on the installed release; when it fails, the pods,
 # events and logs a reader needs.
 cluster_checks() {
   local rc=0
@@ -98,7 +98,7 @@ cluster_checks() {
     die "release $RELEASE is not installed in namespace $NAMESPACE" "run scripts/cluster-up.sh, which installs the chart"
   export LIVENESS_LAB_KUBE_CONTEXT=$KUBE_CONTEXT LIVENESS_LAB_NAMESPACE=$NAMESPACE LIVENESS_LAB_RELEASE=$RELEASE
   "$LL_VENV/bin/python" -m pytest -v -p no:cacheprovider ${LIVENESS_LAB_JUNIT:+--junitxml "$LIVENESS_LAB_JUNIT/pytest-cluster.xml"} \
-    "$LL_ROOT/scripts/tests/test_chart_cluster.py" || rc=$?
+    "$CHART/tests/test_chart_cluster.py" || rc=$?
   [ "$rc" = 0 ] && return 0
   echo "--- pods, events and logs of release $RELEASE ---" >&2
   kubectl --context "$KUBE_CONTEXT" -n "$NAMESPACE" get pods -o wide >&2 || true

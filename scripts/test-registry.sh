@@ -6,8 +6,11 @@
 # eclipse-temurin JRE and JDK, locustio/locust); a local file server stands in for the kind, helm and
 # kubectl release downloads (checksum files in the official formats). Then the real end-to-end test
 # (scripts/test-e2e.sh) runs on a copy of the working tree with an empty cache and a PATH without Go,
-# kind, helm, kubectl or a JDK, in macOS's userland, so every image must be pulled, every tool downloaded
-# and the jar built inside Docker; a second scripts/cluster-up.sh must restart no pod. Linux, root,
+# kind, helm, kubectl or a JDK, as a Mac (scripts/tests/macos_userland.py --mac: macOS's userland, uname
+# Darwin arm64, id 501, bash 3.2 first on PATH with the scripts run by the bash chosen by hand, the Python a
+# Mac user installs), so every image must be pulled, every tool downloaded (for darwin/arm64) and the jar
+# built inside Docker; a second scripts/cluster-up.sh must restart no pod, from the tree and from a ZIP
+# download of it with Finder's files and __pycache__ planted. Linux, root,
 # Docker Engine on this machine (dockerd is reloaded with SIGHUP for the mirror setting, never
 # restarted). What this proves and what it does not: docs/laptop.md, "What the simulation proves and
 # does not prove".
@@ -56,6 +59,10 @@ if [ "$(uname -s)" != Linux ] || [ "$(id -u)" != 0 ]; then
 fi
 docker info >/dev/null 2>&1 || die "no Docker daemon answers" "start it (scripts/cluster-up.sh does, as root on Debian)"
 ensure_pkg curl curl # on the e2e's PATH (a test checks it is there)
+# The e2e's user is not root as the scripts see it (id -u says 501): what it needs from Debian is installed here.
+ensure_pkg chromium chromium
+ensure_pkg gcc gcc # the simulated Mac's bash 3.2, built once from Debian's bash source
+ensure_pkg make make
 
 if [ -n "$DOWN" ]; then
   # The standard library only: no venv needed to clean up.

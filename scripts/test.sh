@@ -5,13 +5,16 @@
 #
 # Usage: scripts/test.sh [SUITE...]
 #   SUITE: lint | docs | service | chart | cluster | locust | e2e | multinode | registry | all (default: all)
-#     lint     shellcheck, no GNU-only construct in the scripts users run, ruff on the Python, this runner (scripts/tests/lint/)
+#     lint     shellcheck, no GNU-only construct or sed escape in the scripts users run, scripts/libexec on
+#              macOS's python3 3.9 (vermin), ruff on the Python, the bash check, this runner (scripts/tests/lint/)
 #     docs     the scripts, options and --set values the READMEs and docs/ show exist (scripts/tests/test_docs.py)
 #     service  the Spring Boot service: ./mvnw verify (probes under load, BlockHound, bad input)
-#     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (scripts/test-chart.sh)
-#     cluster  cluster-up plans and argument errors, kind-config.yaml, no cluster (bats: scripts/tests/*.bats), and
+#     chart    helm-unittest suites, ct lint, kube-linter, helm-docs' table (chart/tests/, run by scripts/test-chart.sh)
+#     cluster  cluster-up plans and argument errors, kind-config.yaml, the user's scripts as a Mac runs them, no
+#              cluster (bats: scripts/tests/*.bats), and
 #              the helpers in Python those scripts run (pytest: scripts/tests/test_tools.py, where the tools
-#              come from; test_runc_wrapper.py; test_macos_userland.py)
+#              come from; test_runc_wrapper.py; test_pod_network.py; test_macos_userland.py, the macOS
+#              simulation's own test)
 #     locust   pins and lock files, locustfile, report builder, Pods tab (scripts/test-locust.sh)
 #     e2e      the real kind cluster: up, helm test, the lab's quick scenarios, the tabs, down (pytest:
 #              locust/tests/e2e, run by scripts/test-e2e.sh)
@@ -24,7 +27,7 @@
 # Logs: one per suite under $LIVENESS_LAB_LOGS (default ~/.cache/liveness-lab/logs/test-<suite>.log).
 # Counts: each suite's runner writes JUnit XML into $LIVENESS_LAB_LOGS/junit/<suite>/ (bats, pytest,
 # Surefire, helm-unittest); a suite's line says how many test cases it ran, and the last line, "N passed,
-# N failed", sums them over the suites (scripts/libexec/run_suites.py). A suite that exits non-zero counts
+# N failed", sums them over the suites (scripts/tests/run_suites.py). A suite that exits non-zero counts
 # at least one failure; one that reports no test, or only skipped ones, fails.
 set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
@@ -45,8 +48,21 @@ bats_suite() {
   return "$rc"
 }
 
+# ensure_vermin: vermin VERMIN_VERSION first on PATH, from a venv under the cache (pip, PyPI).
+ensure_vermin() {
+  local venv=$LL_CACHE/vermin-$VERMIN_VERSION
+  if [ ! -x "$venv/bin/vermin" ]; then
+    python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$venv"; } ||
+      die "could not make a Python venv for vermin" "apt-get install python3-venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "vermin==$VERMIN_VERSION" ||
+      die "pip could not install vermin $VERMIN_VERSION" "check that PyPI answers (pip config list)"
+  fi
+  PATH=$venv/bin:$PATH
+}
+
 suite_lint() {
   ensure_pkg shellcheck shellcheck
+  ensure_vermin
   # ruff: a pin of requirements-dev.txt, in the dev .venv.
   # shellcheck source=lib/venv.sh
   . "$LL_LIB/venv.sh"
@@ -58,12 +74,15 @@ suite_lint() {
 # cluster), then the pytest files of the helpers in scripts/libexec/ that those scripts run.
 suite_cluster() {
   local rc=0
+  # The simulated Mac's bash 3.2 is built once from Debian's bash source (scripts/tests/macos_userland.py).
+  ensure_pkg gcc gcc
+  ensure_pkg make make
   bats_suite "$LL_ROOT/scripts/tests" || rc=$?
   # shellcheck source=lib/venv.sh
   . "$LL_LIB/venv.sh"
   ensure_locust_venv dev
   "$LL_VENV/bin/python" -m pytest -v -p no:cacheprovider --junitxml "$LIVENESS_LAB_JUNIT/pytest.xml" \
-    "$LL_ROOT"/scripts/tests/test_{tools,runc_wrapper,macos_userland}.py || rc=$?
+    "$LL_ROOT"/scripts/tests/test_{tools,runc_wrapper,pod_network,macos_userland}.py || rc=$?
   return "$rc"
 }
 
@@ -99,4 +118,4 @@ case $suite in
   *) exec "$LL_ROOT/scripts/test-$suite.sh" ;;
 esac
 case " $* " in *" -h "* | *" --help "*) ll_usage; exit 0 ;; esac
-exec python3 "$LL_ROOT/scripts/libexec/run_suites.py" "$LL_ROOT/scripts/test.sh" "$LL_LOGS" "$@"
+exec python3 "$LL_ROOT/scripts/tests/run_suites.py" "$LL_ROOT/scripts/test.sh" "$LL_LOGS" "$@"

@@ -230,7 +230,7 @@ def add_bench(sub) -> argparse.ArgumentParser:
         default=None,
         metavar="ARGS",
         help="more arguments for every service JVM, after the bench's own, split at spaces: Spring settings "
-        "(--management.observations.enable.http.server.requests=true) or JVM flags (-XX:...), to measure what one setting costs; "
+        "(--demo.netty-metrics=true) or JVM flags (-XX:...), to measure what one setting costs; "
         "recorded in machine.txt",
     )
     return b

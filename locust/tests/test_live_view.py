@@ -29,6 +29,7 @@ from conftest import (
 )
 from locust import FastHttpUser, task
 from locust.env import Environment
+from recorded_events import events_listed, pods_listed, timeline
 from test_pods_tab import StubKube
 
 from liveness_lab.base import style
@@ -146,7 +147,7 @@ def test_a_kill_and_a_restart_become_markers_on_the_blocking_chart_only(live):
     assert blocking["series"]["p50"][-1] in (None, 1000)
     # One colour per variant, the report's; the marker styles with it.
     assert blocking["colour"] == style.VARIANT_COLOURS["blocking"] != reactive["colour"]
-    assert set(body["style"]["markers"]) == {"failure", "kill", "restart"}
+    assert set(body["style"]["markers"]) == {"failure", "unreported", "kill", "restart"}
     assert body["kube"]["ok"] is True and body["latency_ms"] == 1000
 
 
@@ -173,6 +174,60 @@ def test_a_new_kill_of_an_aggregated_event_adds_a_marker_at_its_new_time(live):
     sample(history, poller, env.kube, api_items("pods.json"), later, SWARM_START + 115)
     kills = [m for m in get(env)["variants"][0]["markers"] if m["kind"] == "kill"]
     assert [m["t"] for m in kills][-1] == parse_time("2026-11-22T12:15:43Z") and len(kills) == 3
+
+
+def replay(history, poller, kube, times):
+    """Samples the Live tab at TIMES, the Kubernetes API answering what it answered the recorder then
+    (fixtures/run-pass/timeline.jsonl)."""
+    records, pods_json = timeline("run-pass"), api_items("pods.json")
+    for now in times:
+        sample(history, poller, kube, pods_listed(pods_json, records, now), events_listed(records, now), now)
+
+
+def countdowns(markers):
+    """Per kill: the labels of the failures (reported or not) that the countdown gives it, in order."""
+    kills = [m for m in markers if m["kind"] == "kill"]
+    out = []
+    for i, kill in enumerate(kills):
+        since = kills[i - 1]["t"] if i else float("-inf")
+        out.append([m.get("label") for m in markers if m["kind"] in ("failure", "unreported") and since < m["t"] <= kill["t"]])
+    return out
+
+
+def test_after_the_first_kill_each_kill_still_counts_down_its_three_failures(live):
+    """The defect: after the first kill the tab showed no failure markers. The kubelet's event spam filter
+    stops the pod's Unhealthy events there (tests/test_countdown.py shows it on the same recording); each
+    later kill still follows 3 failures in a row, and the tab shows them, numbered, those no event
+    reported hollow and saying so."""
+    env, history, poller = live
+    history.clear(SWARM_START)
+    replay(history, poller, env.kube, [SWARM_START + s for s in range(0, 200, 3)])  # the poller's 3 s
+    blocking = next(v for v in get(env)["variants"] if v["name"] == "blocking")
+    markers = blocking["markers"]
+    assert [m["t"] - SWARM_START for m in markers if m["kind"] == "kill"] == [23, 68, 108, 148, 188]
+    assert countdowns(markers) == [["1/3", "2/3", "3/3"]] * 5
+    first_kill = parse_time("2026-11-22T12:14:13Z")
+    after = [m for m in markers if m["t"] > first_kill and m["kind"] in ("failure", "unreported")]
+    assert len(after) == 12 and {m["kind"] for m in after} == {"failure", "unreported"}
+    reported = next(m for m in after if m["kind"] == "failure")
+    assert reported["text"].startswith("liveness failure 1/3 at +58.0 s: Liveness probe failed: Get")
+    unreported = next(m for m in after if m["kind"] == "unreported")
+    assert unreported["text"].startswith("liveness failure 2/3 at +63.0 s, no event of its own: the kubelet's event spam filter")
+    kill = next(m for m in markers if m["kind"] == "kill" and m["t"] > first_kill)
+    assert kill["text"].startswith("liveness kill after 3/3 at +68.0 s: Container service failed liveness probe")
+    assert all(m["label"] == "" for m in markers if m["kind"] == "restart") and len([m for m in markers if m["kind"] == "restart"]) == 4
+
+
+def test_a_count_that_rose_by_two_between_two_samples_is_two_failure_markers(live):
+    """Sampled at 12:14:05 and 12:14:15, the liveness event went from count 1 (12:14:03) to 3 (12:14:13): three failures,
+    the middle one placed a period before the last (the aggregated event gave only the last time)."""
+    env, history, poller = live
+    history.clear(SWARM_START)
+    replay(history, poller, env.kube, [SWARM_START + 15, SWARM_START + 25])
+    markers = next(v for v in get(env)["variants"] if v["name"] == "blocking")["markers"]
+    failures = [(m["t"] - SWARM_START, m.get("label")) for m in markers if m["kind"] == "failure"]
+    assert failures == [(13, "1/3"), (18, "2/3"), (23, "3/3")]
+    assert "its time placed a period before the next" in markers[1]["text"]
 
 
 def test_locusts_reset_clears_the_history(live):
@@ -336,8 +391,10 @@ def test_the_live_tab_shows_each_variant_and_its_stop_and_reset_buttons_work(liv
 
 def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(replay_web_ui, tmp_path):
     """The recorded run's pods and events, replayed from the swarm's start (its first liveness kill 25 s
-    in, the restart 40 s in), under real load: the markers appear on blocking only, at the replayed
-    times, and hovering the kill shows its message."""
+    in, the restart 40 s in, the second kill 70 s in), under real load: the markers appear on blocking
+    only, at the replayed times, hovering the kill shows its message; and after the first kill, when
+    the kubelet's spam filter has stopped the failure events, the second kill's three failures are
+    there, each labelled with its place in the countdown (2/3 ...), and hovering one says which it is."""
     assert (
         web_post(
             replay_web_ui, "/swarm", user_count=40, spawn_rate=40, user_classes=["BlockingUser", "ReactiveUser"], shape_class="Default"
@@ -347,28 +404,52 @@ def test_kill_and_restart_markers_show_on_blocking_with_their_message_on_hover(r
     shot = Path(os.environ.get("LIVENESS_LAB_SCREENSHOTS", tmp_path)) / "live-tab-replay.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     with pods_tab_page(replay_web_ui, "Live", viewport=(1920, 1080)) as page:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 120
         data = web_read(replay_web_ui, "/liveness-lab/live")
         while time.monotonic() < deadline:
             page.wait_for_timeout(1000)
             data = web_read(replay_web_ui, "/liveness-lab/live")
             blocking = next((v for v in data["variants"] if v["name"] == "blocking"), {"markers": []})
-            if {"kill", "restart"} <= {m["kind"] for m in blocking["markers"]}:
+            if [m["kind"] for m in blocking["markers"]].count("kill") >= 2 and any(m["kind"] == "restart" for m in blocking["markers"]):
                 break
         kills = [m["t"] for m in blocking["markers"] if m["kind"] == "kill"]
-        assert kills and any(m["kind"] == "restart" for m in blocking["markers"]), blocking["markers"]
+        assert len(kills) >= 2 and any(m["kind"] == "restart" for m in blocking["markers"]), blocking["markers"]
         page.wait_for_timeout(2500)  # one read by the page
         assert json.loads(page.locator('section[data-variant="blocking"]').get_attribute("data-kills")) == kills
         assert json.loads(page.locator('section[data-variant="reactive"]').get_attribute("data-kills")) == []
         # The kill happened 23 s after the recorded swarm start: at +25 s here (the replay's 2 s offset).
         assert 23 <= kills[0] - data["started"] <= 28, kills[0] - data["started"]
-        x, y = page.evaluate(
-            "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
-            [round(kills[0] - data["started"], 1)],
-        )
-        box = page.get_by_role("img", name="blocking chart").bounding_box()
-        page.mouse.move(box["x"] + x, box["y"] + y)
-        page.get_by_text("failed liveness probe").first.wait_for(timeout=5000)
-        page.get_by_text("liveness kill at").first.wait_for(timeout=5000)
+        # Every kill's countdown, the second's after the spam filter stopped the failure events: one
+        # reported (1/3), two placed from the kill (hollow).
+        assert countdowns(blocking["markers"])[:2] == [["1/3", "2/3", "3/3"]] * 2, blocking["markers"]
+        second = [m for m in blocking["markers"] if kills[0] < m["t"] <= kills[1] and m["kind"] in ("failure", "unreported")]
+        assert [m["kind"] for m in second] == ["failure", "unreported", "unreported"], second
+        # What a person sees: the labels by the markers in the chart's event strip, once per kill at least.
+        chart = page.locator('section[data-variant="blocking"] svg text')
+        for label in ("1/3", "2/3", "3/3"):
+            assert chart.filter(has_text=re.compile(rf"^{label}$")).count() >= 2, label
+
+        def hover(t, text):
+            """Points at the symbol at T until the tooltip shows TEXT: the tab redraws its charts at each read
+            (every second here), which may hide a tooltip shown just before; a person moves the mouse again."""
+            from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+            x, y = page.evaluate(
+                "([x]) => window.livenessLabCharts.blocking.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [x, 0.5])",
+                [round(t - data["started"], 1)],
+            )
+            box = page.get_by_role("img", name="blocking chart").bounding_box()
+            for attempt in range(4):
+                page.mouse.move(box["x"] + x, box["y"] + y + 40)
+                page.mouse.move(box["x"] + x, box["y"] + y)
+                try:
+                    page.get_by_text(text).first.wait_for(timeout=2500)
+                    return
+                except PlaywrightTimeoutError:
+                    if attempt == 3:
+                        raise
+
+        hover(kills[0], re.compile(r"liveness kill after 3/3 at \+\d+\.\d s: Container service failed liveness probe"))
+        hover(second[1]["t"], re.compile(r"liveness failure 2/3 at \+\d+\.\d s, no event of its own"))
         page.screenshot(path=str(shot))
     assert shot.stat().st_size > 0

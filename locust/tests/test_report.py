@@ -227,6 +227,27 @@ def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settin
     }
 
 
+def test_the_report_counts_down_every_kill_in_its_plot_and_event_log(tmp_path, chart_settings, passing_with_settings):
+    """run-pass with the chart's probe (3 failures, every 5 s): each of the 5 kills follows failures 1/3,
+    2/3, 3/3; after the first kill the kubelet's spam filter reported one of them (12:14:48), and the
+    report places and says the others, as the Live tab does."""
+    blocking = verdict.judge(passing_with_settings).analyses["blocking"]
+    marks = build.countdown_of(blocking)
+    kills = [m for m in marks if m.kind == "kill"]
+    assert len(kills) == 5
+    for kill in kills:
+        assert [m.label for m in marks if m.kill_t == kill.t and m.kind != "kill"] == ["1/3", "2/3", "3/3"]
+    assert [m.kind for m in marks].count("unreported") == 2 + 3 * 3
+    folder = shutil.copytree(FIXTURES / "run-pass", tmp_path / "run")
+    run = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps(run | {"settings": chart_settings}))
+    assert build.main([str(folder)]) == 0
+    html = (folder / "report.html").read_text()
+    assert "Unhealthy x2: Liveness probe failed" in html and "awaiting headers) [liveness failure 2/3]" in html
+    assert html.count("will be restarted [liveness kill after 3/3]") == 5
+    assert "liveness failure 2/3 at +53.3 s, no event of its own: the kubelet&#x27;s event spam filter dropped its event" in html
+
+
 @pytest.mark.parametrize("folder, outcome", [("run-pass", "PASS"), ("run-fail", "FAIL"), ("run-disturbed", "INCONCLUSIVE")])
 def test_every_recorded_run_keeps_its_verdict_with_settings_recorded(folder, outcome, chart_settings):
     data = verdict.load_run(FIXTURES / folder)

@@ -6,15 +6,18 @@
 #   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   caches (Kubernetes binaries, images), keyed by version
 #   LIVENESS_LAB_LOGS=<cache>/logs             one log file per step
 
-# ll_check_bash MAJOR: stop unless MAJOR (this bash's, ${BASH_VERSINFO[0]}) is 4 or more: macOS's
-# /bin/bash is 3.2, and the scripts use mapfile, $BASHPID and `exec {fd}>`.
+# ll_check_bash MAJOR MINOR: stop unless this bash (${BASH_VERSINFO[0]}, [1]) is 4.1 or newer: macOS's
+# /bin/bash is 3.2, and the scripts use mapfile and $BASHPID (4.0) and `exec {fd}>` (4.1: bash 4.0 dies
+# at the first one with "exec: {fd}: not found").
 ll_check_bash() {
-  [ "$1" -ge 4 ] && return 0
-  printf 'error: liveness-lab needs bash >= 4; this is bash %s (%s)\n' "$1" "${BASH:-?}" >&2
-  printf '  fix: on macOS: brew install bash (Homebrew puts bash 5 first on PATH; the scripts start with /usr/bin/env bash), then run it again\n' >&2
+  [ "$1" -gt 4 ] || { [ "$1" -eq 4 ] && [ "${2:-0}" -ge 1 ]; } && return 0
+  printf 'error: liveness-lab needs bash >= 4.1; this is bash %s.%s (%s)\n' "$1" "${2:-0}" "${BASH:-?}" >&2
+  # shellcheck disable=SC2016 # the command to type, not to expand
+  printf '  fix: on macOS: brew install bash, then run it again with Homebrew'"'"'s bash first on PATH (%s) or by its path: /opt/homebrew/bin/bash %s (Intel Macs: /usr/local/bin/bash)\n' \
+    'eval "$(brew shellenv)"' "$0" >&2
   return 1
 }
-ll_check_bash "${BASH_VERSINFO[0]:-0}" || exit 1
+ll_check_bash "${BASH_VERSINFO[0]:-0}" "${BASH_VERSINFO[1]:-0}" || exit 1
 
 LL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # The sourced libraries, this one's folder: a script sources the others as "$LL_LIB/NAME.sh".
@@ -35,6 +38,25 @@ LL_KUBE_CONTEXT=kind-$KIND_CLUSTER_NAME
 LL_NAMESPACE=liveness-lab
 LL_RELEASE=liveness-lab
 export LL_KUBE_CONTEXT LL_NAMESPACE LL_RELEASE
+
+# ll_use_this_bash: `bash` names the bash that passed ll_check_bash for everything this script starts:
+# the steps' scripts (`#!/usr/bin/env bash`), the heartbeat, Python's subprocesses. On a Mac whose PATH
+# has /bin/bash 3.2 first (a shell that never ran `brew shellenv`: cron, an IDE's run configuration,
+# `ssh mac cmd`) while Homebrew's bash was chosen by its path, they would start 3.2 and stop at its
+# check, after the minutes of pulls before the first build. When PATH's bash is another one, a folder
+# holding only a link to this one goes first on PATH (.tools/bash, git-ignored); nothing else moves.
+ll_use_this_bash() {
+  local this=$BASH
+  case $this in /*) ;; *) this=$PWD/$this ;; esac
+  [ "$(command -v bash 2>/dev/null)" -ef "$this" ] && return 0
+  if ! { mkdir -p "$LL_TOOLS/bash" && ln -sfn "$this" "$LL_TOOLS/bash/bash"; }; then
+    printf 'error: could not link %s into %s\n' "$this" "$LL_TOOLS/bash" >&2
+    exit 1
+  fi
+  PATH=$LL_TOOLS/bash:$PATH
+  export PATH
+}
+ll_use_this_bash
 
 ll_now() { date +%s; }
 
@@ -88,7 +110,7 @@ LL_HEARTBEAT_FD=
 # No signals: a stopped subshell would run the script's EXIT trap, inherited from it.
 ll_start_heartbeat() {
   # shellcheck disable=SC2016 # the program is for the inner bash
-  exec {LL_HEARTBEAT_FD}> >(exec bash -c 'every=$1 name=$2 started=$3 base=$4
+  exec {LL_HEARTBEAT_FD}> >(exec "$BASH" -c 'every=$1 name=$2 started=$3 base=$4
     while :; do
       read -r -t "$every" _ && continue
       [ $? -gt 128 ] || exit 0 # end of input, not a time-out: the step is over
@@ -170,6 +192,30 @@ ll_sha256() {
   if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi # portable: checked first
 }
 
+# ll_find_sources PATH...: the files under PATHs (relative to the repository root, which is the current
+# folder), NUL-separated, without what the repository's .gitignore files name (this one's and those one
+# folder down): outside a git clone (GitHub's "Download ZIP") Finder's .DS_Store and ._* files, the
+# demo's own __pycache__, webui/dist... would change the sources hash. "NAME/" prunes a folder of that
+# name anywhere, "DIR/NAME/" that folder under the .gitignore's own; "NAME" leaves out files so named.
+ll_find_sources() {
+  local ignore dir pattern prune=() skip=()
+  for ignore in .gitignore */.gitignore; do
+    [ -f "$ignore" ] || continue
+    dir=$(dirname "$ignore")
+    while IFS= read -r pattern || [ -n "$pattern" ]; do
+      case $pattern in "" | "#"*) continue ;; esac
+      [ "$dir" = . ] || case $pattern in */*) pattern=$dir/$pattern ;; esac
+      case $pattern in
+        */*/) prune+=(-o -path "${pattern%/}") ;;
+        */) prune+=(-o -name "${pattern%/}") ;;
+        */*) skip+=(! -path "$pattern") ;;
+        *) skip+=(! -name "$pattern") ;;
+      esac
+    done <"$ignore"
+  done
+  find "$@" \( -name .git ${prune[@]+"${prune[@]}"} \) -prune -o -type f ${skip[@]+"${skip[@]}"} -print0
+}
+
 # ll_sources_hash PATH...: 16 hex digits naming the contents of every file under PATHs (relative to the
 # repository root), git-ignored files left out: an image built from them carries it as a label, so an
 # unchanged source tree is never built or loaded again.
@@ -181,7 +227,7 @@ ll_sources_hash() {
       if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
         git ls-files -z --cached --others --exclude-standard -- "$@"
       else
-        find "$@" -type f -print0
+        ll_find_sources "$@"
       fi | LC_ALL=C sort -z -u)
     [ ${#files[@]} -gt 0 ] || exit 1
     ll_sha256 "${files[@]}"

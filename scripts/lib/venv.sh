@@ -7,20 +7,33 @@
 #   locust/requirements.lock      those and every dependency of theirs, pinned with hashes, generated
 #   locust/requirements-dev.lock  the same for requirements-dev.txt, with the same versions
 #
-# Environment it reads: LIVENESS_LAB_PYTHON=python3 (LOCUST_PYTHON_MIN, 3.11, or newer).
+# Environment it reads: LIVENESS_LAB_PYTHON=python3 (LOCUST_PYTHON_MIN, 3.11, or newer; on macOS
+# LOCUST_PYTHON_MIN_MACOS, 3.12).
 
 LL_VENV=$LL_ROOT/.venv
+
+# ll_python_at_least PYTHON VERSION: PYTHON is VERSION (3.12) or newer.
+ll_python_at_least() {
+  "$1" -c 'import sys; sys.exit(sys.version_info[:2] < tuple(map(int, sys.argv[1].split("."))))' "$2" 2>/dev/null
+}
 
 # ensure_locust_venv runtime|dev: .venv with locust/requirements.lock (requirements-dev.lock with
 # "dev"). Re-installs only when the lock file changed.
 ensure_locust_venv() {
-  local python=${LIVENESS_LAB_PYTHON:-python3} lock=$LL_ROOT/$LOCUST_LOCK stamp want
+  local python=${LIVENESS_LAB_PYTHON:-python3} lock=$LL_ROOT/$LOCUST_LOCK stamp want min=$LOCUST_PYTHON_MIN why=
   [ "$1" = dev ] && lock=$LL_ROOT/$LOCUST_DEV_LOCK
+  if [ "$(uname -s)" = Darwin ]; then
+    min=$LOCUST_PYTHON_MIN_MACOS why=" on macOS (gevent's macOS wheels start at $LOCUST_PYTHON_MIN_MACOS; with an older Python pip would compile it)"
+  fi
   # macOS's own python3 (the Command Line Tools') is 3.9: Homebrew's comes first on PATH once installed.
-  need_cmd "$python" "install Python $LOCUST_PYTHON_MIN or newer: $(ll_install_hint "python3 python3-venv" python)"
-  "$python" -c 'import sys; sys.exit(sys.version_info[:2] < tuple(map(int, sys.argv[1].split("."))))' "$LOCUST_PYTHON_MIN" ||
-    die "$python is $("$python" -V 2>&1); Locust needs $LOCUST_PYTHON_MIN or newer" \
+  need_cmd "$python" "install Python $min or newer: $(ll_install_hint "python3 python3-venv" python)"
+  ll_python_at_least "$python" "$min" ||
+    die "$python is $("$python" -V 2>&1); Locust needs $min or newer$why" \
       "$(ll_install_hint python3 python) (a newer python3 first on PATH), or set LIVENESS_LAB_PYTHON to one, e.g. LIVENESS_LAB_PYTHON=python3.13"
+  if [ -x "$LL_VENV/bin/python" ] && ! ll_python_at_least "$LL_VENV/bin/python" "$min"; then
+    log "$LL_VENV has $("$LL_VENV/bin/python" -V 2>&1), older than $min$why: making it again with $python"
+    rm -rf "$LL_VENV"
+  fi
   if [ ! -x "$LL_VENV/bin/python" ]; then
     "$python" -m venv "$LL_VENV" 2>/dev/null || {
       is_root_debian && apt_install python3-venv && "$python" -m venv "$LL_VENV"

@@ -95,12 +95,23 @@ def versions_env(path: Path) -> dict:
     return dict(re.findall(r"^([A-Z_][A-Z0-9_]*)=(\S*)", path.read_text(), re.M))
 
 
+def uname(option: str, fallback: str) -> str:
+    """`uname OPTION`, as the bash side asks it (uname -s says Darwin on a Mac), else FALLBACK."""
+    try:
+        return (
+            subprocess.run(["uname", option], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True).stdout.strip()
+            or fallback
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return fallback
+
+
 def ll_os() -> str:
-    return os.uname().sysname.lower()
+    return uname("-s", os.uname().sysname).lower()
 
 
 def ll_arch() -> str:
-    machine = os.uname().machine
+    machine = uname("-m", os.uname().machine)
     return {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
 
 

@@ -141,7 +141,7 @@ print(" ".join(n["role"] + ("+ports" if n.get("extraPortMappings") else "") for 
   assert_output --partial "exists, reused (1 node(s)"
 }
 
-# shellcheck disable=SC2317 # the stand-ins below are called by unmapped_host_ports
+# shellcheck disable=SC2317 # the docker stand-ins below are called by unmapped_host_ports
 @test "a cluster created before kind-config.yaml mapped a port: the unmapped ports are named, none when all are there" {
   docker() { printf '%s\n' "30080/tcp -> 127.0.0.1:30080" "30081/tcp -> 127.0.0.1:30081" "30082/tcp -> 127.0.0.1:30082" \
     "30083/tcp -> 127.0.0.1:30083" "30089/tcp -> 127.0.0.1:8089" "6443/tcp -> 127.0.0.1:41234"; }

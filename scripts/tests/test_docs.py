@@ -49,7 +49,7 @@ def test_shown_option_is_in_help(script, option, helps):
 
 
 def code_files():
-    for top in ("scripts", "locust"):
+    for top in ("scripts", "locust", "chart"):
         for path in (REPO / top).rglob("*"):
             if path.suffix in (".sh", ".py") and "node_modules" not in path.parts and path != Path(__file__).resolve():
                 yield path

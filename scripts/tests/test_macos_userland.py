@@ -1,4 +1,4 @@
-"""scripts/libexec/macos_userland.py, the macOS userland the cluster suite's bats files and the registry
+"""scripts/tests/macos_userland.py, the macOS userland the cluster suite's bats files and the registry
 suite's e2e run in, is what its header claims: BWK awk, BSD date's -r and no -d or %N, BSD sed's -i
 SUFFIX, BSD wc's columns, BSD paste's file operand, the GNU-only options refused, the GNU-only tools off
 PATH. (The scripts run in it are tested by the .bats files; scripts/tests/macos.bats adds what a Mac's
@@ -6,6 +6,7 @@ clone brings.)
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-USERLAND = Path(__file__).resolve().parents[1] / "libexec" / "macos_userland.py"
+USERLAND = Path(__file__).resolve().parent / "macos_userland.py"
 
 
 def generate(*args: str, env: dict = None) -> subprocess.CompletedProcess:
@@ -147,3 +148,53 @@ def test_without_original_awk_it_says_how_to_get_it(tmp_path):
 def test_a_wrong_number_of_arguments_is_a_usage_error(tmp_path):
     done = generate(str(tmp_path / "a"), "b")
     assert done.returncode == 2 and "fix:" in done.stderr and not (tmp_path / "a").exists()
+
+
+@pytest.fixture(scope="module")
+def mac_path(tmp_path_factory):
+    """The userland with --mac: this machine a Mac as the scripts ask about it."""
+    tmp = tmp_path_factory.mktemp("mac")
+    done = generate("--mac", str(tmp / "bin"), os.environ["PATH"], str(tmp / "farm"))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
+def test_a_mac_is_darwin_on_arm64_for_user_501_with_bash_32_first_and_its_python(mac_path):
+    done = sh(
+        mac_path,
+        "uname; uname -s; uname -m; uname -sm; uname -p; id -u; id -un; id -gn; "
+        'bash -c "echo \\$BASH_VERSION"; python3 -c "import sys; print(sys.version_info[:2])"',
+    )
+    assert done.returncode == 0, done.stderr
+    want = re.search(r"^LOCUST_PYTHON_MIN_MACOS=(\d+)\.(\d+)", (USERLAND.parents[1] / "versions.env").read_text(), re.M)
+    assert done.stdout.splitlines() == [
+        "Darwin",
+        "Darwin",
+        "arm64",
+        "Darwin arm64",
+        "arm",
+        "501",
+        "mac",
+        "staff",
+        done.stdout.splitlines()[8],
+        f"({want[1]}, {want[2]})",
+    ], done.stdout
+    assert re.match(r"3\.2\.\d+\(", done.stdout.splitlines()[8]), done.stdout  # 3.2.57, or LIVENESS_LAB_SIM_BASH32's
+
+
+def test_a_macs_uname_and_id_refuse_what_bsds_do(mac_path):
+    assert sh(mac_path, "uname --kernel-name").returncode != 0
+    assert sh(mac_path, "uname -X").returncode != 0
+    assert sh(mac_path, "id -Z").returncode != 0
+
+
+def test_the_bash_32_stops_the_scripts_at_their_check(mac_path):
+    done = sh(mac_path, f"bash {USERLAND.parents[1] / 'cluster-up.sh'} --help")
+    assert done.returncode == 1 and "needs bash >= 4.1; this is bash 3.2" in done.stderr, done.stdout + done.stderr
+
+
+def test_the_bash_chosen_by_hand_is_41_or_newer():
+    chosen = generate("--bash").stdout.strip()
+    done = subprocess.run([chosen, "-c", "echo ${BASH_VERSINFO[0]} ${BASH_VERSINFO[1]}"], capture_output=True, text=True)
+    major, minor = map(int, done.stdout.split())
+    assert (major, minor) >= (4, 1), done.stdout

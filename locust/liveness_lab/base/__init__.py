@@ -1,6 +1,7 @@
 """The shared base: the variant table (``variants``), the cluster's coordinates (``coordinates``), the
-Kubernetes reader (``kube``), a container's probes (``probes``), how a variant is drawn (``style``), and
-what a command says and how it exits (``console``, ``exits``). Imports nothing else of liveness_lab's.
+Kubernetes reader (``kube``), a container's probes (``probes``), which failure of its threshold each
+liveness failure is (``countdown``), how a variant is drawn (``style``), and what a command says and how
+it exits (``console``, ``exits``). Imports nothing else of liveness_lab's.
 """
 
 from pathlib import Path

@@ -17,7 +17,7 @@ import os
 from datetime import UTC, datetime
 
 from . import coordinates
-from .probes import container_liveness, container_ports
+from .probes import container_liveness, container_liveness_settings, container_ports
 from .variants import POD_SELECTOR, variant_of_pod
 
 # urllib3 logs a warning per retry: an unreachable API is shown in the tab, not in Locust's log every 3 s.
@@ -131,6 +131,7 @@ def pod_record(pod: dict) -> dict:
     for c in containers:
         last_terminated = (c.get("lastState") or {}).get("terminated") or last_terminated
     conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    liveness = container_liveness_settings(pod) or {}
     waiting = next(((c.get("state") or {}).get("waiting") for c in containers if (c.get("state") or {}).get("waiting")), None)
     return {
         "name": meta.get("name", ""),
@@ -145,6 +146,9 @@ def pod_record(pod: dict) -> dict:
         "lastTerminatedAt": parse_time(last_terminated.get("finishedAt")),
         "deleting": bool(meta.get("deletionTimestamp")),
         "liveness": container_liveness(pod),  # its liveness probe in one line, None without a spec
+        # What decides a kill, for the countdown (base/countdown.py); None without a spec.
+        "livenessPeriodS": liveness.get("periodSeconds"),
+        "livenessThreshold": liveness.get("failureThreshold"),
         # Where /actuator answers when the chart moved it to the management server (probes.target:
         # management, the container port named so); None: on the main port.
         "actuatorPort": container_ports(pod).get("management"),

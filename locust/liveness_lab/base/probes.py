@@ -47,6 +47,11 @@ def container_ports(pod: dict) -> dict:
     return {p["name"]: p.get("containerPort") for p in container.get("ports") or [] if p.get("name")}
 
 
+def container_liveness_settings(pod: dict) -> dict | None:
+    """probe_settings of a pod's first container's liveness probe (API JSON), None without one."""
+    return probe_settings((_service_container(pod) or {}).get("livenessProbe"))
+
+
 def container_liveness(pod: dict) -> str | None:
     """The described liveness probe of a pod's first container (API JSON), None when the spec has none."""
     container = _service_container(pod)

@@ -19,7 +19,9 @@ REFERENCE_COLOUR = "#555555"  # the requested latency, the pods' total
 # matplotlib's "X" (a filled cross) as an echarts path symbol; `rotate` turns echarts' triangle into "v".
 KILL_PATH = "path://M2,0L5,3L8,0L10,2L7,5L10,8L8,10L5,7L2,10L0,8L3,5L0,2Z"
 # Probe events, as vertical lines on a variant's chart. `dash` is a matplotlib linestyle and an echarts
-# lineStyle.type alike; `symbol` is matplotlib's marker and, in `echarts`, echarts' symbol for it.
+# lineStyle.type alike; `symbol` is matplotlib's marker and, in `echarts`, echarts' symbol for it;
+# `hollow`: its outline only. A failure's marker also carries its countdown ("2/3", base/countdown.py),
+# written by its symbol.
 MARKERS = {
     "failure": {
         "label": "liveness failure",
@@ -29,6 +31,18 @@ MARKERS = {
         "symbol": "v",
         "echarts": "triangle",
         "rotate": 180,
+    },
+    # A failure no event of its own reported, placed from the kill that followed it (base/countdown.py):
+    # the failure's symbol, hollow, and a fainter line.
+    "unreported": {
+        "label": "liveness failure, no event",
+        "colour": "#000000",
+        "dash": "dotted",
+        "width": 0.6,
+        "symbol": "v",
+        "echarts": "triangle",
+        "rotate": 180,
+        "hollow": True,
     },
     "kill": {
         "label": "liveness kill",

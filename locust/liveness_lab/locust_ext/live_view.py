@@ -21,9 +21,8 @@ import time
 import gevent
 from flask import Blueprint, Response
 
-from liveness_lab.base import DEFAULT_LATENCY_MS, style
-from liveness_lab.base.kube import is_liveness_failure, is_liveness_kill
-from liveness_lab.base.variants import TABLE, request_name
+from liveness_lab.base import DEFAULT_LATENCY_MS, countdown, style
+from liveness_lab.base.variants import TABLE, request_name, variant_of_pod
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +31,9 @@ log = logging.getLogger(__name__)
 SERIES = ("t", "rps", "fps", "p50", "p95", "ready", "pods", "restarts")
 # Runner states in which the history grows (locust.runners' STATE_* values).
 SAMPLED_STATES = ("spawning", "running", "stopping")
+# The API keeps events an hour (the API server's --event-ttl): what the countdown remembers of them.
+KEEP_EVENTS_S = 3600
+LABELS = {kind: m["label"] for kind, m in style.MARKERS.items()}
 
 
 class LiveHistory:
@@ -47,14 +49,21 @@ class LiveHistory:
         self.latency_ms = latency_ms
         self.every = every or float(os.environ.get("LIVENESS_LAB_LIVE_REFRESH", "2"))
         self._greenlet = None
+        # What the events told of the pods' liveness failures and kills, kept across a new history.
+        self._reader = countdown.EventReader()
+        self._occurrences = []  # countdown.Occurrence
+        self._ends = set()  # (pod, time a container of it ended): the API's lastState of each restart seen
+        self._probes = {}  # pod -> countdown.Probe, from its spec
         self.clear(None)
 
     def clear(self, started: float | None) -> None:
-        """Forget everything; STARTED (epoch seconds) is the new time zero, None until a swarm starts."""
+        """Forget the history; STARTED (epoch seconds) is the new time zero, None until a swarm starts.
+        What the events told of the pods' liveness failures and kills is kept: a failure before the swarm
+        still counts towards a kill in it."""
         self.started = started
         self.series = {v.name: {k: [] for k in SERIES} for v in TABLE}
         self.markers = {v.name: [] for v in TABLE}
-        self._seen_events = {}  # event uid -> count already marked
+        self._restart_markers = {v.name: [] for v in TABLE}
         self._pods = {}  # pod name -> {"variant", "baseline", "restarts"}
         self._swarmed = set()  # variants with requests in this history
         self.updated = None
@@ -68,8 +77,14 @@ class LiveHistory:
             self.started = now
         stats = self._stats_of()
         pods, events = self._kube_records()
-        self._mark_events(events)
+        for p in pods:
+            if p.get("livenessPeriodS") and p.get("livenessThreshold"):
+                self._probes[p["name"]] = countdown.Probe(p["livenessPeriodS"], p["livenessThreshold"])
+            if p.get("lastTerminatedAt"):
+                self._ends.add((p["name"], p["lastTerminatedAt"]))
+        self._occurrences += self._reader.read(events, self._probes.get)
         self._mark_restarts(pods, now)
+        self._count_down(now)
         for v in TABLE:
             entry = stats.entries.get((request_name(v.name), "GET")) if stats is not None else None
             mine = [p for p in pods if p["variant"] == v.name and not p["deleting"]]
@@ -96,28 +111,32 @@ class LiveHistory:
             return [], []
         return self.poller.pods, self.poller.events
 
-    def _mark_events(self, events: list[dict]) -> None:
-        """A marker per liveness failure and kill since the swarm started. The API aggregates repeats into
-        one event with a count and its last time: a marker at `first` when first seen (if it falls in the
-        swarm), and at `last` whenever the count has grown since."""
-        for e in events:
-            kind = "kill" if is_liveness_kill(e) else "failure" if is_liveness_failure(e) else None
-            if kind is None or e["variant"] not in self.markers:
-                continue
-            seen = self._seen_events.get(e["uid"])
-            if seen is not None and e["count"] <= seen:
-                continue
-            times = [e["last"]] if seen is not None else sorted({e["first"], e["last"]} - {None})
-            for t in times:
-                if t is not None and t >= self.started - 1:  # event times are whole seconds
-                    self._add_marker(e["variant"], kind, t, e["pod"], e["message"], e["count"])
-            self._seen_events[e["uid"]] = e["count"]
+    def _count_down(self, now: float) -> None:
+        """The markers since the swarm started: every liveness failure and kill with its place in the
+        countdown ("2/3", base/countdown.py: how aggregated and dropped events are counted), the
+        failures a kill implies that no event reported, and the restarts."""
+        self._occurrences = [o for o in self._occurrences if o.t >= now - KEEP_EVENTS_S]
+        shown = {v.name: list(self._restart_markers[v.name]) for v in TABLE}
+        for m in countdown.countdown(self._occurrences, sorted(self._ends), self._probes.get):
+            variant = variant_of_pod(m.pod)
+            if variant in shown and m.t >= self.started - 1:  # event times are whole seconds
+                shown[variant].append(
+                    {
+                        "t": round(m.t, 3),
+                        "kind": m.kind,
+                        "pod": m.pod,
+                        "message": m.message[:300],
+                        "label": m.label,
+                        "text": countdown.describe(m, self.started, LABELS)[:600],
+                    }
+                )
+        self.markers = {v: sorted(ms, key=lambda m: (m["t"], m["kind"] == "restart")) for v, ms in shown.items()}
 
     def _mark_restarts(self, pods: list[dict], now: float) -> None:
         """A marker per container restart seen since the swarm started: a pod's restart count grew. The
         time is when the old container ended (its lastState), else when the count was seen to grow."""
         for p in pods:
-            if p["variant"] not in self.markers:
+            if p["variant"] not in self._restart_markers:
                 continue
             known = self._pods.get(p["name"])
             if known is None:
@@ -136,22 +155,22 @@ class LiveHistory:
                     for x in (p["lastTerminatedReason"], p["lastTerminatedExitCode"] and f"exit code {p['lastTerminatedExitCode']}")
                     if x
                 )
-                self._add_marker(
-                    p["variant"],
-                    "restart",
-                    t,
-                    p["name"],
-                    f"container restarted ({why or 'reason not reported'}), restart {p['restarts']}",
-                    1,
+                message = f"container restarted ({why or 'reason not reported'}), restart {p['restarts']}"
+                self._restart_markers[p["variant"]].append(
+                    {
+                        "t": round(t, 3),
+                        "kind": "restart",
+                        "pod": p["name"],
+                        "message": message,
+                        "label": "",
+                        "text": f"{LABELS['restart']} at +{t - self.started:.1f} s: {message}",
+                    }
                 )
+                self._ends.add((p["name"], t))
                 known["restarts"] = p["restarts"]
 
     def _restarts(self, variant: str) -> int:
         return sum(k["restarts"] - k["baseline"] for k in self._pods.values() if k["variant"] == variant)
-
-    def _add_marker(self, variant, kind, t, pod, message, count):
-        self.markers[variant].append({"t": round(t, 3), "kind": kind, "pod": pod, "message": message[:300], "count": count})
-        self.markers[variant].sort(key=lambda m: m["t"])
 
     # --- the JSON ---
 

@@ -17,7 +17,8 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from liveness_lab.base import style  # noqa: E402
+from liveness_lab.base import countdown, style  # noqa: E402
+from liveness_lab.base.kube import is_liveness_failure, is_liveness_kill  # noqa: E402
 from liveness_lab.base.variants import stack_of  # noqa: E402
 
 from .document import Document, Image, Item, Items, Pre, Section, Table, render_html, render_markdown  # noqa: E402
@@ -36,16 +37,35 @@ def _shade(ax, ph: Phases):
     ax.axvspan(ph.quiet - ph.start, ph.end - ph.start, color=PHASE_COLOURS["quiet"], zorder=0)
 
 
-def _markers(ax, a: VariantAnalysis, start, symbols=False):
+def countdown_of(a: VariantAnalysis) -> list[countdown.Marker]:
+    """The variant's liveness failures and kills with their countdown ("2/3"), and the failures its kills
+    imply that no event reported (base/countdown.py), from the events as the recorder saw each update and
+    the liveness probe run.json recorded (none: no numbers, nothing inferred)."""
+    probe = a.settings.liveness if a.settings else None
+    probe = countdown.Probe(probe.period_s, probe.failure_threshold) if probe else None
+    occurrences = countdown.EventReader().read(sorted(a.probes.events, key=lambda e: e["t"]), lambda pod: probe)
+    return countdown.countdown(occurrences, [(r.pod, r.t) for r in a.pods.restarts], lambda pod: probe)
+
+
+LABELS = {kind: m["label"] for kind, m in style.MARKERS.items()}
+
+
+def _markers(ax, a: VariantAnalysis, start, symbols=False, unreported=True):
     """The probe events as vertical lines, drawn as the web UI's Live tab draws them (liveness_lab.style);
-    SYMBOLS: each also as its symbol just above the panel, as in the tab's event strip."""
-    events = [("failure", f.t) for f in a.probes.liveness_failures] + [("kill", k.t) for k in a.probes.liveness_kills]
-    events += [("restart", r.t) for r in a.pods.restarts]
-    for kind, t in events:
+    SYMBOLS: each also as its symbol just above the panel, as in the tab's event strip, a failure's place
+    in the countdown above it (the "2" of "2/3": failures a period apart leave room for no more; the
+    event log has "2/3"). UNREPORTED: also the failures a kill implies that no event reported (hollow)."""
+    events = [(m.kind, m.t, m.label.split("/")[0]) for m in countdown_of(a) if unreported or m.kind != "unreported"]
+    events += [("restart", r.t, "") for r in a.pods.restarts]
+    for kind, t, label in events:
         m = style.MARKERS[kind]
         ax.axvline(t - start, color=m["colour"], linestyle=m["dash"], linewidth=m["width"])
         if symbols:
-            ax.plot(t - start, 1.04, marker=m["symbol"], color=m["colour"], markersize=7, clip_on=False, transform=ax.get_xaxis_transform())
+            face = "none" if m.get("hollow") else m["colour"]
+            x = ax.get_xaxis_transform()
+            ax.plot(t - start, 1.04, marker=m["symbol"], color=m["colour"], markerfacecolor=face, markersize=7, clip_on=False, transform=x)
+            if label and kind != "kill":
+                ax.text(t - start, 1.075, label, transform=x, fontsize=6.5, ha="center", va="bottom", clip_on=False)
 
 
 def plot_variant(a: VariantAnalysis, ph: Phases, path: Path, latency_ms: float) -> None:
@@ -87,14 +107,16 @@ def plot_variant(a: VariantAnalysis, ph: Phases, path: Path, latency_ms: float) 
     axes[3].set_ylabel("pods")
     axes[3].yaxis.set_major_locator(MaxNLocator(integer=True))
     axes[3].legend(loc="upper right", fontsize=8)
+    threshold = f" {a.settings.liveness.failure_threshold}" if a.settings and a.settings.liveness else ""
     axes[3].set_xlabel(
-        "seconds since load start (grey: load, blue: quiet); liveness failure: dotted, v; kill: dashed, X; restart: solid, o"
+        "seconds since load start (grey: load, blue: quiet); liveness failure: dotted, v, hollow when no event of its own reported it,\n"
+        f"numbered: its place among the{threshold} failures in a row that kill; kill: dashed, X; restart: solid, o"
     )
     axes[0].set_title(
         f"{a.variant}: {a.figures.requests} requests, {a.figures.failures} failed, {len(a.pods.restarts)} restarts",
         color=colour,
         loc="left",
-        pad=14,
+        pad=20,
     )
     fig.savefig(path, dpi=80)
     plt.close(fig)
@@ -111,7 +133,7 @@ def plot_small(analyses: dict[str, VariantAnalysis], ph: Phases, path: Path) -> 
         t = _rel([r.t for r in a.series], ph.start)
         ax.plot(t, [r.rps for r in a.series], color=colour, linewidth=1.2, label=a.variant)
         ax.plot(t, [r.fps for r in a.series], color=colour, linewidth=1, linestyle=":")
-        _markers(ax, a, ph.start)
+        _markers(ax, a, ph.start, unreported=False)
         ready.step(
             _rel([x[0] for x in a.pods.ready], ph.start), [x[1] for x in a.pods.ready], where="post", color=colour, alpha=0.45, linewidth=2
         )
@@ -203,20 +225,29 @@ def settings_items(result: Verdict) -> Items:
 
 
 def event_log(a: VariantAnalysis) -> Section:
-    """The variant's probe, kill, back-off and start events (the first 80), one line each."""
-    shown = [e for e in a.probes.events if e["reason"] in EVENT_REASONS]
-    return Section(
-        f"{a.variant} ({len(shown)})",
-        [
-            Pre(
-                [
-                    f"{datetime.fromtimestamp(e['last'], UTC):%H:%M:%S} +{e['last'] - a.phases.start:5.0f}s {e['pod']} "
-                    f"{e['reason']} x{e['count']}: {e['message'][:160]}"
-                    for e in shown[:80]
-                ]
-            )
-        ],
-    )
+    """The variant's probe, kill, back-off and start events (the first 120 lines), one line each, a liveness
+    failure or kill with its countdown; and a line for each failure whose time no event gave (placed from
+    an aggregated event's count, or inferred from the kill after it: base/countdown.py)."""
+    marks = countdown_of(a)
+    labelled = {(m.pod, m.t, m.kind): m.label for m in marks if m.exact and m.kind in ("failure", "kill")}
+
+    def stamp(t):
+        return f"{datetime.fromtimestamp(t, UTC):%H:%M:%S} +{t - a.phases.start:5.0f}s"
+
+    lines = []
+    for e in a.probes.events:
+        if e["reason"] not in EVENT_REASONS:
+            continue
+        kind = "kill" if is_liveness_kill(e) else "failure" if is_liveness_failure(e) else None
+        label = labelled.get((e["pod"], e["last"], kind))
+        mark = f" [{LABELS[kind]}{' after' if kind == 'kill' else ''} {label}]" if label else ""
+        line = f"{stamp(e['last'])} {e['pod']} {e['reason']} x{e['count']}: {e['message'][:160]}{mark}"
+        lines.append((e["last"], kind == "kill", line))
+    for m in marks:
+        if not m.exact and m.t >= a.phases.start - 1:
+            lines.append((m.t, False, f"{stamp(m.t)} {m.pod} {countdown.describe(m, a.phases.start, LABELS)[:300]}"))
+    lines.sort(key=lambda x: x[:2])  # a kill after the failure that made it, stamped the same second
+    return Section(f"{a.variant} ({len(lines)})", [Pre([text for *_, text in lines[:120]])])
 
 
 def load_rows(result: Verdict) -> list[list[str]]:

@@ -298,7 +298,7 @@ def added_by_actions(history: PodHistory, variant: str, actions: list[RecordedAc
 class ProbeEvents:
     """One variant's events during the run, and the liveness failures and kills among them."""
 
-    events: list[dict]  # t, pod, reason, message, count, last; by last
+    events: list[dict]  # t, uid, pod, reason, message, count, first, last; by last
     liveness_failures: list[PodTime]  # Unhealthy "Liveness probe failed"
     liveness_kills: list[PodTime]  # Killing "failed liveness probe"
     unhealthy: int  # Unhealthy events of any probe
@@ -323,7 +323,8 @@ def probe_events(timeline: list[dict], variant: str, phases: Phases, pods: list[
 
     return ProbeEvents(
         events=sorted(
-            ({k: e[k] for k in ("t", "pod", "reason", "message", "count", "last")} for e in events), key=lambda e: e["last"] or 0
+            ({k: e.get(k) for k in ("t", "uid", "pod", "reason", "message", "count", "first", "last")} for e in events),
+            key=lambda e: e["last"] or 0,
         ),
         liveness_failures=times(is_liveness_failure),
         liveness_kills=times(lambda e: e["reason"] == "Killing" and is_liveness_kill(e)),

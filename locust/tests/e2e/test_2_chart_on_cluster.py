@@ -1,5 +1,5 @@
 """The chart on the cluster (what the chart suite's static checks cannot see): the tests of
-scripts/tests/test_chart_cluster.py, which `scripts/test-chart.sh --cluster` runs on its own, here in the
+chart/tests/test_chart_cluster.py, which `scripts/test-chart.sh --cluster` runs on its own, here in the
 session, in their order, after the cluster and before the second cluster-up. They read the context from
 LIVENESS_LAB_KUBE_CONTEXT and run helm and kubectl from PATH, both set by conftest.py (the tree's
 .tools/bin first)."""
@@ -10,7 +10,7 @@ import pytest
 
 from . import kind
 
-_spec = importlib.util.spec_from_file_location("test_chart_cluster", kind.SCRIPTS / "tests" / "test_chart_cluster.py")
+_spec = importlib.util.spec_from_file_location("test_chart_cluster", kind.REPO / "chart" / "tests" / "test_chart_cluster.py")
 chart_cluster = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(chart_cluster)
 

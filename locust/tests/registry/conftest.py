@@ -227,21 +227,24 @@ def tree(say):
 class InnerPath:
     path: str
     macos_missing: list[str]
+    bash: str  # the bash the Mac user chooses by hand (Homebrew's): every script of the e2e is run with it
 
 
 @pytest.fixture(scope="session")
 def inner_path(say):
-    """The e2e's PATH: the caller's, without Go, kind, helm, kubectl or a JDK, in macOS's userland."""
-    path, missing = sim.macos_path(sim.without_dev_tools(os.environ["PATH"]))
-    sim.save_inner_path(path)
-    say(f"PATH={path}")
-    return InnerPath(path, missing)
+    """The e2e's PATH: the caller's, without Go, kind, helm, kubectl or a JDK, as a Mac (macOS's userland,
+    uname Darwin arm64, id 501, bash 3.2 first, the Python a Mac user installs); and the bash chosen by hand."""
+    path, missing, bash = sim.macos_path(sim.without_dev_tools(os.environ["PATH"]))
+    sim.save_inner_path(path, bash)
+    say(f"PATH={path}; scripts run with {bash}")
+    return InnerPath(path, missing, bash)
 
 
 @dataclass
 class ClusterGuard:
     made: bool = False
     env: dict = field(default_factory=dict)
+    bash: str = ""
 
 
 @pytest.fixture(scope="session")
@@ -253,7 +256,7 @@ def cluster_guard(mirror, file_server, standins, options, say):
         if options.keep:
             KEPT["cluster"] = f"{sim.CLUSTER} (tools in {sim.TREE / '.tools' / 'bin'})"
         else:
-            _undo(say, "scripts/cluster-down.sh", lambda: sim.cluster_down(guard.env))
+            _undo(say, "scripts/cluster-down.sh", lambda: sim.cluster_down(guard.env, guard.bash))
 
 
 @dataclass
@@ -262,15 +265,16 @@ class E2E:
     env: dict
     log: Path
     files_log_start: int
+    bash: str
 
 
-def run_watched(say, name: str, argv: list[str], env: dict, log: Path) -> int:
-    """ARGV in TREE with its output in LOG, a line on the terminal each minute it runs; ended (SIGTERM,
+def run_watched(say, name: str, argv: list[str], env: dict, log: Path, cwd: Path = sim.TREE) -> int:
+    """ARGV in CWD (TREE) with its output in LOG, a line on the terminal each minute it runs; ended (SIGTERM,
     then SIGKILL) when this run is interrupted."""
     started = time.monotonic()
     say(f"{name} ... (log: {log})")
     with open(log, "w") as out:
-        proc = subprocess.Popen(argv, cwd=sim.TREE, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             while True:
                 try:
@@ -312,6 +316,12 @@ def e2e(cluster_guard, standins, file_server, tree, inner_path, say) -> E2E:
         f"LIVENESS_LAB_NODE_IMAGE={node_ref} LIVENESS_LAB_DOWNLOAD_MIRROR={file_server} "
         f"LIVENESS_LAB_CACHE={sim.E2E_CACHE} (empty) LIVENESS_LAB_JUNIT={sim.E2E_JUNIT}"
     )
-    cluster_guard.made, cluster_guard.env = True, env
-    rc = run_watched(say, "scripts/test-e2e.sh --keep --no-lab", ["scripts/test-e2e.sh", "--keep", "--no-lab"], env, sim.log_path("e2e"))
-    return E2E(rc, env, sim.log_path("e2e"), start)
+    cluster_guard.made, cluster_guard.env, cluster_guard.bash = True, env, inner_path.bash
+    rc = run_watched(
+        say,
+        f"{inner_path.bash} scripts/test-e2e.sh --keep --no-lab",
+        [inner_path.bash, "scripts/test-e2e.sh", "--keep", "--no-lab"],
+        env,
+        sim.log_path("e2e"),
+    )
+    return E2E(rc, env, sim.log_path("e2e"), start, inner_path.bash)

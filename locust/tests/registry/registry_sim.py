@@ -20,7 +20,6 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -56,6 +55,8 @@ SIM = CACHE / "registry-sim"
 STATE = SIM / "state"
 TREE = SIM / "tree"
 E2E_CACHE = SIM / "e2e-cache"
+# The tree as a ZIP download (git archive, no .git), for the second cluster-up from it.
+ZIP_TREE = SIM / "zip-tree"
 FILES = SIM / "files"
 # The inner e2e's JUnit reports: read here to name its failing tests, outside scripts/test.sh's junit/
 # folder so that its tests are not counted a second time as the registry suite's.
@@ -501,13 +502,17 @@ def remove_hub_refs(keys=tuple(STANDINS)) -> list[str]:
 TOOLS = ("kind", "helm", "kubectl")
 
 
+# The e2e runs as a Mac (macos_path: uname says Darwin arm64), so tools.py asks for the darwin/arm64
+# downloads; the files served under those names are this machine's Go builds, which it can run.
+SIM_OS, SIM_ARCH = "darwin", "arm64"
+
+
 def ll_os() -> str:
-    return platform.system().lower()
+    return SIM_OS
 
 
 def ll_arch() -> str:
-    machine = platform.machine()
-    return {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
+    return SIM_ARCH
 
 
 def pinned_version(name: str) -> str:
@@ -733,6 +738,10 @@ def copy_tree() -> list[str]:
     not what is under test), made a git work tree with every file added, as a clone is: the images'
     source hashes leave out what .gitignore names. The files copied."""
     TREE.mkdir(parents=True, exist_ok=True)
+    if (TREE / ".venv").exists() and not _runs(TREE / ".venv" / "bin" / "python"):
+        # Its interpreter is gone (the simulated Mac's python3 link, made again each run, may name another
+        # Python, or none): the e2e makes a new one.
+        shutil.rmtree(TREE / ".venv")
     for child in TREE.iterdir():
         if child.name == ".venv":
             continue
@@ -751,6 +760,13 @@ def copy_tree() -> list[str]:
     for argv in (["git", "init", "-q"], ["git", "add", "-A"]):
         subprocess.run(argv, cwd=TREE, check=True, env=_git_env())
     return files
+
+
+def _runs(python: Path) -> bool:
+    try:
+        return subprocess.run([str(python), "-c", "pass"], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 def _git_env() -> dict:
@@ -783,17 +799,21 @@ def without_dev_tools(orig_path: str) -> str:
     return ":".join(out)
 
 
-def macos_path(path: str) -> tuple[str, list[str]]:
-    """A Mac's userland where Debian can imitate it (scripts/libexec/macos_userland.py): its folder first
-    (BWK awk as awk, BSD date, sed -i, wc and paste...), then PATH without GNU's timeout, nproc, sha256sum...
-    that a Mac lacks. The new PATH and the tools left out (MACOS_MISSING)."""
-    bash_lib("macos-userland-awk", "ensure_pkg original-awk original-awk", libs="")
-    userland = REPO / "scripts" / "libexec" / "macos_userland.py"
+def macos_path(path: str) -> tuple[str, list[str], str]:
+    """A Mac where Debian can imitate one (scripts/tests/macos_userland.py --mac): its folder first (BWK awk
+    as awk, BSD date, sed -i, wc and paste...; uname Darwin arm64, id 501, bash 3.2, the Python a Mac user
+    installs), then PATH without GNU's timeout, nproc, sha256sum... that a Mac lacks. The new PATH, the tools
+    left out (MACOS_MISSING) and the bash a Mac user chooses by hand (Homebrew's), which runs the scripts."""
+    bash_lib("macos-userland-tools", "ensure_pkg original-awk original-awk; ensure_pkg gcc gcc; ensure_pkg make make", libs="")
+    userland = REPO / "scripts" / "tests" / "macos_userland.py"
     out = run_logged(
-        "macos-userland", [sys.executable, str(userland), str(SIM / "path" / "macos"), path, str(SIM / "path" / "gnu-less")], cwd=REPO
+        "macos-userland",
+        [sys.executable, str(userland), "--mac", str(SIM / "path" / "macos"), path, str(SIM / "path" / "gnu-less")],
+        cwd=REPO,
     )
     missing = run_logged("macos-userland-missing", [sys.executable, str(userland), "--missing"], cwd=REPO)
-    return out.strip().splitlines()[-1], missing.split()
+    chosen = run_logged("macos-userland-bash", [sys.executable, str(userland), "--bash"], cwd=REPO)
+    return out.strip().splitlines()[-1], missing.split(), chosen.strip().splitlines()[-1]
 
 
 def inner_env(path: str, files_url: str, node_ref: str) -> dict:
@@ -822,9 +842,34 @@ def inner_env(path: str, files_url: str, node_ref: str) -> dict:
     return env
 
 
-def save_inner_path(path: str) -> None:
+def save_inner_path(path: str, bash: str) -> None:
     STATE.mkdir(parents=True, exist_ok=True)
     (STATE / "inner-path").write_text(path + "\n")
+    (STATE / "inner-bash").write_text(bash + "\n")
+
+
+def archive_copy(dest: Path) -> list[str]:
+    """TREE as GitHub's "Download ZIP" has it: `git archive` of its index (no .git), into DEST, with what a
+    Mac and the demo add planted in it (Finder's .DS_Store and ._* files, Python's __pycache__). The files
+    planted."""
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    tree_id = subprocess.run(["git", "write-tree"], cwd=TREE, capture_output=True, text=True, check=True, env=_git_env()).stdout.strip()
+    archive = subprocess.run(["git", "archive", "--format=tar", tree_id], cwd=TREE, capture_output=True, check=True, env=_git_env()).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    planted = [
+        ".DS_Store",
+        "locust/.DS_Store",
+        "service/src/._Main.java",
+        "locust/._locustfile.py",
+        "locust/liveness_lab/__pycache__/demo.cpython-312.pyc",
+        "locust/report/__pycache__/verdict.cpython-312.pyc",
+        "chart/.DS_Store",
+    ]
+    for name in planted:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_bytes(b"\0\5\26\7 planted by locust/tests/registry\n")
+    return planted
 
 
 def pod_states(env: dict) -> list[str]:
@@ -846,15 +891,17 @@ def pod_states(env: dict) -> list[str]:
     return sorted(states)
 
 
-def cluster_down(env: dict | None) -> str:
-    """scripts/cluster-down.sh of TREE (its kind is in TREE/.tools/bin)."""
+def cluster_down(env: dict | None, bash: str = "") -> str:
+    """scripts/cluster-down.sh of TREE (its kind is in TREE/.tools/bin), with BASH (the Mac user's, else the
+    one saved with the inner PATH, else this machine's)."""
     if env is None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LL_", "PYTEST_"))}
         env["LIVENESS_LAB_CACHE"] = str(E2E_CACHE)
         saved = _read(STATE / "inner-path")
         if saved:
             env["PATH"] = saved
-    run_logged("cluster-down", [str(TREE / "scripts" / "cluster-down.sh")], cwd=TREE, env=env)
+    bash = bash or _read(STATE / "inner-bash") or "bash"
+    run_logged("cluster-down", [bash, str(TREE / "scripts" / "cluster-down.sh")], cwd=TREE, env=env)
     if cluster_present():
         raise SimError(f"a kind node of {CLUSTER} is still there after cluster-down ({log_path('cluster-down')})")
     return f"cluster {CLUSTER} deleted"

@@ -1,7 +1,10 @@
-"""The registry path end to end: the real e2e (scripts/test-e2e.sh --keep --no-lab) on a copy of the working
-tree, with an empty cache and a Mac-like PATH without Go, kind, helm, kubectl or a JDK, so every image must
-be pulled, every tool downloaded and the jar built inside Docker; then a second cluster-up that must
-restart no pod, and cluster-down. Left out with --registry-no-e2e."""
+"""The registry path end to end, as a Mac runs it: the real e2e (scripts/test-e2e.sh --keep --no-lab, run with
+the bash a Mac user chooses by hand while bash 3.2 is first on PATH) on a copy of the working tree, with an
+empty cache and a Mac's PATH (uname Darwin arm64, id 501, the Python a Mac user installs, BSD's tools)
+without Go, kind, helm, kubectl or a JDK, so every image must be pulled, every tool downloaded for
+darwin/arm64 and the jar built inside Docker; then a second cluster-up that must restart no pod, again from
+a ZIP download of the tree with Finder's files and __pycache__ in it, and cluster-down. Left out with
+--registry-no-e2e."""
 
 import hashlib
 import re
@@ -9,6 +12,7 @@ import shutil
 import subprocess
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -49,6 +53,26 @@ def test_inner_path_is_macos_userland(inner_path, say):
     assert not present, f"not on a Mac, still on the PATH: {present}"
     awk = subprocess.run(["awk", "-version"], capture_output=True, text=True, env={"PATH": inner_path.path})
     say(f"macOS userland: {(awk.stdout + awk.stderr).splitlines()[0]} as awk; no {' '.join(inner_path.macos_missing)}")
+
+
+MAC_LOOK = 'uname -s; uname -m; id -u; bash -c "echo \\$BASH_VERSION"; python3 -c "import sys; print(sys.version.split()[0])"'
+
+
+def test_inner_path_is_a_mac(inner_path, say):
+    """uname says Darwin arm64, id -u 501, PATH's bash is 3.2, python3 the one a Mac user installs
+    (LOCUST_PYTHON_MIN_MACOS); the bash chosen by hand is 4.1 or newer."""
+    out = subprocess.run(["sh", "-c", MAC_LOOK], capture_output=True, text=True, env={"PATH": inner_path.path})
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and len(lines) == 5, out.stdout + out.stderr
+    assert lines[:3] == ["Darwin", "arm64", "501"], lines
+    assert lines[3].startswith("3.2."), f"PATH's bash is {lines[3]}"
+    assert lines[4].startswith(sim.V["LOCUST_PYTHON_MIN_MACOS"] + "."), f"python3 is {lines[4]}"
+    chosen = subprocess.run(
+        [inner_path.bash, "-c", "echo ${BASH_VERSINFO[0]} ${BASH_VERSINFO[1]} $BASH_VERSION"], capture_output=True, text=True
+    ).stdout.split()
+    assert (int(chosen[0]), int(chosen[1])) >= (4, 1), f"the bash chosen by hand is {chosen}"
+    chosen = chosen[2]
+    say(f"a Mac: {' '.join(lines[:3])}, PATH's bash {lines[3]}, python3 {lines[4]}; scripts run with {inner_path.bash} {chosen}")
 
 
 def inner_failures() -> list[str]:
@@ -113,12 +137,7 @@ def test_second_cluster_up_restarts_no_pod(e2e, say):
     counts, and the registry path taken again."""
     assert sim.cluster_present(), "no cluster after the e2e"
     before = settled_pods(e2e.env, say)
-    log = sim.log_path("rerun")
-    with open(log, "w") as out:
-        rc = subprocess.run(
-            ["scripts/cluster-up.sh"], cwd=sim.TREE, env=e2e.env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        ).returncode
-    assert rc == 0, f"cluster-up.sh exited {rc}; log: {log}\n{sim.tail(log)}"
+    log = rerun(e2e, say, "rerun", sim.TREE)
     after = sim.pod_states(e2e.env)
     assert before, "no pod before the second cluster-up"
     assert before == after, "pods before:\n" + "\n".join(before) + "\npods after:\n" + "\n".join(after)
@@ -127,9 +146,41 @@ def test_second_cluster_up_restarts_no_pod(e2e, say):
     assert modes and set(modes) == {"registry"}, f"the second run did not take the registry path: {modes} ({log})"
 
 
+def rerun(e2e, say, name: str, cwd) -> Path:
+    """scripts/cluster-up.sh in CWD as the Mac user runs it (the bash chosen by hand); its log, once it passed."""
+    log = sim.log_path(name)
+    started = time.monotonic()
+    with open(log, "w") as out:
+        rc = subprocess.run(
+            [e2e.bash, "scripts/cluster-up.sh"], cwd=cwd, env=e2e.env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        ).returncode
+    say(f"{e2e.bash} scripts/cluster-up.sh in {cwd}: exit {rc} after {time.monotonic() - started:.0f}s")
+    assert rc == 0, f"cluster-up.sh exited {rc}; log: {log}\n{sim.tail(log)}"
+    return log
+
+
+def test_cluster_up_from_a_zip_download_restarts_no_pod(e2e, say):
+    """The same tree as GitHub's "Download ZIP" gives it (git archive, no .git), with Finder's .DS_Store and
+    ._* files and Python's __pycache__ planted: its cluster-up builds, loads and restarts nothing."""
+    assert sim.cluster_present(), "no cluster after the e2e"
+    planted = sim.archive_copy(sim.ZIP_TREE)
+    before = settled_pods(e2e.env, say)
+    log = rerun(e2e, say, "rerun-zip", sim.ZIP_TREE)
+    after = sim.pod_states(e2e.env)
+    assert before == after, "pods before:\n" + "\n".join(before) + "\npods after:\n" + "\n".join(after)
+    text = log.read_text(errors="replace")
+    for what, step in (("liveness-lab/service", "build-service-image"), ("liveness-lab/locust", "build-locust-image")):
+        # The build scripts run as steps: what they decided is in the step's log, which this run rewrote.
+        built = (sim.E2E_CACHE / "logs" / f"{step}.log").read_text(errors="replace")
+        assert re.search(rf"image {re.escape(what)}:\S+ is up to date", built), f"{what} was built again ({step}.log)"
+        assert re.search(rf"image {re.escape(what)}:\S+: already in the node", text), f"{what} was loaded again ({log})"
+    assert "is up to date, not touched" in text, f"the release was upgraded ({log})"
+    say(f"from the ZIP copy with {len(planted)} planted files: nothing built, loaded or restarted; {len(after)} pods the same")
+
+
 def test_cluster_down(e2e, options):
     """scripts/cluster-down.sh deletes the cluster (with --registry-keep it stays)."""
     if options.keep:
         pytest.skip("--registry-keep: the cluster stays")
-    sim.cluster_down(e2e.env)
+    sim.cluster_down(e2e.env, e2e.bash)
     assert not sim.cluster_present()

@@ -1,8 +1,8 @@
 // The Live tab: per variant, one chart on the time axis every variant shares (seconds since the swarm
 // started): requests/s answered and failed, latency p50 and p95 against the requested latency, Ready
 // pods / total and cumulative restarts, and a strip on top with every liveness failure, liveness kill
-// and container restart (hover for its time and message); the same events as vertical lines through
-// the panels. Data: GET liveness-lab/live (locust/liveness_lab/locust_ext/live_view.py), read every refresh_s
+// and container restart, each failure with its countdown ("1/3", "2/3", then the kill; hover for its time
+// and message); the same events as vertical lines through the panels. Data: GET liveness-lab/live (locust/liveness_lab/locust_ext/live_view.py), read every refresh_s
 // seconds; the colours and marker styles come with it (liveness_lab/base/style.py, as in report.html).
 // Drawn with echarts, the charting library of Locust's own Charts tab.
 import { useEffect, useRef, useState } from 'react';
@@ -10,9 +10,10 @@ import { useSelector } from 'react-redux';
 import * as echarts from 'echarts/core';
 import { LineChart, ScatterChart } from 'echarts/charts';
 import { GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent } from 'echarts/components';
+import { LabelLayout } from 'echarts/features';
 import { SVGRenderer } from 'echarts/renderers';
 
-echarts.use([LineChart, ScatterChart, GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent, SVGRenderer]);
+echarts.use([LineChart, ScatterChart, GridComponent, LegendComponent, MarkLineComponent, TitleComponent, TooltipComponent, LabelLayout, SVGRenderer]);
 
 const FONT = 18; // readable from the back of a room on a projector
 const ENDPOINT = 'liveness-lab/live';
@@ -100,9 +101,12 @@ function chartOption(v, data, dark) {
       lineStyle: { color: style.reference, type: 'dashed', width: 2 }, itemStyle: { color: style.reference } },
     { name: 'restarts (total)', type: 'line', step: 'end', xAxisIndex: 3, yAxisIndex: 3, data: pairs(v.series, 'restarts', started), showSymbol: false, animation: false,
       lineStyle: { color: ink('#000000'), width: 2 }, itemStyle: { color: ink('#000000') } },
+    // The strip's symbols; a failure's countdown ("2/3") written above it (hidden where labels would overlap).
     ...Object.entries(kinds).map(([kind, k]) => ({
       name: k.label, type: 'scatter', xAxisIndex: 0, yAxisIndex: 0, symbol: k.echarts, symbolRotate: k.rotate, symbolSize: 20, animation: false,
-      itemStyle: { color: ink(k.colour) },
+      itemStyle: k.hollow ? { color: 'transparent', borderColor: ink(k.colour), borderWidth: 2 } : { color: ink(k.colour) },
+      label: { show: true, position: 'top', distance: 2, fontSize: FONT - 4, color: text, formatter: (p) => p.data.marker.label || '' },
+      labelLayout: { hideOverlap: true },
       data: v.markers.filter((m) => m.kind === kind).map((m) => ({ value: [rel(m.t), 0.5], marker: m })),
     })),
   ];
@@ -111,14 +115,17 @@ function chartOption(v, data, dark) {
     textStyle: { fontSize: FONT },
     title: { ...headline(v), left: 10, top: 0, textStyle: { fontSize: 30, color: colour, fontWeight: 'bold' }, subtextStyle: { fontSize: FONT + 2, color: text } },
     legend: { top: 66, left: 120, right: 10, textStyle: { fontSize: FONT - 2, color: text }, itemWidth: 28, data: ['answered req/s', 'failed req/s', 'p50', 'p95', 'Ready pods', 'pods', 'restarts (total)', ...Object.values(kinds).map((k) => k.label)] },
-    // One tooltip for the time under the pointer: the probe events within 1 % of the axis there (their
-    // time, pod and message), then every line's value.
+    // One tooltip for the time under the pointer: the probe events within 1 % of the axis there (which
+    // failure of the threshold, the time, the kubelet's message, the pod), then every line's value.
     tooltip: {
       trigger: 'axis', confine: true, textStyle: { fontSize: FONT }, axisPointer: { type: 'line' },
+      // A marker's text is a sentence or two (why a failure had no event): wrapped, not one wide line.
+      extraCssText: 'white-space: normal; max-width: 760px;',
       formatter: (params) => {
         const at = params.length ? params[0].axisValue : 0;
         const near = v.markers.filter((m) => Math.abs(rel(m.t) - at) <= span / 100);
-        const events = near.map((m) => `<b>${kinds[m.kind].label}</b> at ${utc(m.t)} (+${rel(m.t).toFixed(0)} s)<br/>${m.pod}: ${m.message}${m.count > 1 ? ` (×${m.count} so far)` : ''}`);
+        // The text says which failure of the threshold it is and what the kubelet said (live_view.py).
+        const events = near.map((m) => `<b>${m.text}</b><br/>${utc(m.t)}, ${m.pod}`);
         const values = params.filter((p) => p.seriesType === 'line' && p.value && p.value[1] !== null && p.value[1] !== undefined)
           .map((p) => `${p.marker} ${p.seriesName}: ${p.value[1]}`);
         return [`+${Number(at).toFixed(0)} s`, ...events, ...values].join('<br/>');

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # The lint suite (scripts/test.sh lint): shellcheck of every script and bats file, and no GNU-only
 # construct in the scripts users run on macOS (the check tried on planted lines first); the bash-3 refusal;
-# ruff on the Python of locust/ and scripts/ (tried on planted files first); the runner of scripts/test.sh
-# (scripts/libexec/run_suites.py) on a stand-in test.sh.
+# ruff on the Python of locust/, scripts/ and chart/ (tried on planted files first); the runner of
+# scripts/test.sh (scripts/tests/run_suites.py) on a stand-in test.sh.
 
 load ../test_helper
 setup_file() { :; } # not in the macOS userland: shellcheck and the checks run as they are
@@ -18,7 +18,7 @@ PORTABLE_SCRIPTS=(scripts/cluster-up.sh scripts/cluster-down.sh scripts/demo.sh 
 # xargs -r; find -printf; date -d; and the GNU tools a Mac lacks altogether (tac, shuf, numfmt, truncate,
 # stdbuf, setsid, flock, getent, md5sum...). A line that needs one behind a check says so with a
 # `# portable:` comment. The suites that run these scripts do so in macOS's userland as far as Debian can
-# imitate it (scripts/libexec/macos_userland.py), which catches what a pattern cannot.
+# imitate it (scripts/tests/macos_userland.py), which catches what a pattern cannot.
 GNU_ONLY='(^|[^[:alnum:]_.-])(timeout [0-9$]|nproc|date [^|;]*%N|date [^|;]*(-d |--date)|readlink -f|stat -c|sha256sum|sha1sum|sha512sum|md5sum|install -D|cp --parents|base64 -w|sort -V|grep -[[:alpha:]]*P|sed -i|sed [^|;]*\\n|sed [^|]*[;{][pd]}|xargs -r|find [^|;]*-printf|(tac|shuf|numfmt|truncate|stdbuf|setsid|flock|getent)( |$))'
 
 # gnu_only_lines FILE...: the lines of FILEs that use a GNU-only construct.
@@ -59,6 +59,20 @@ gnu_only_lines() { grep -HnE "$GNU_ONLY" "$@" | grep -v '# portable:' | grep -vE
   assert_success
 }
 
+# bash 4.0 has mapfile and $BASHPID but not `exec {fd}>` (4.1), which step's heartbeat and the registry
+# check open: it passed a check of the major version only and died at the first step.
+@test "bash 4.0 is refused with the fix, 4.1 let through (the {fd} redirections)" {
+  . "$ROOT/scripts/lib/common.sh"
+  run ll_check_bash 4 0
+  assert_failure
+  assert_output --partial "needs bash >= 4.1; this is bash 4.0"
+  assert_output --partial "brew install bash"
+  run ll_check_bash 4 1
+  assert_success
+  run ll_check_bash 5 0
+  assert_success
+}
+
 # scripts/test.sh's runner on a stand-in test.sh whose suites report what each name says.
 @test "the runner: per-suite lines, the sum, and a suite with no test, only skipped ones or a bad exit fails" {
   cat >"$BATS_TEST_TMPDIR/test.sh" <<'SH'
@@ -71,7 +85,7 @@ case $LL_TEST_SUITE in
 esac
 SH
   chmod +x "$BATS_TEST_TMPDIR/test.sh"
-  run python3 "$ROOT/scripts/libexec/run_suites.py" "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/logs" lint docs chart cluster
+  run python3 "$ROOT/scripts/tests/run_suites.py" "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/logs" lint docs chart cluster
   assert_failure 1
   assert_line --regexp '^lint     passed in [0-9]+s \(2 tests, 1 skipped\)$'
   assert_line --regexp '^docs     FAILED in [0-9]+s \(exit 0; 1 tests, 1 skipped, 1 failed; every test was skipped\)'
@@ -82,16 +96,73 @@ SH
   assert_line '2 passed, 3 failed (2 skipped)' # chart's one test passed: its failure is the exit status
 }
 
-# ruff, Python's linter and formatter (locust/ruff.toml; scripts/ruff.toml extends it), from the dev .venv
-# (scripts/test.sh lint installs it).
+# Host-side Python that cluster-up runs with the user's python3 (scripts/libexec: tools.py, lock_check.py,
+# pod_network.py...) must run on macOS's own, the Command Line Tools' 3.9 (vermin, VERMIN_VERSION).
+vermin_39() { vermin -t=3.9- --violations --no-tips --no-make-paths-absolute "$@"; }
+
+@test "vermin catches a planted line that needs Python 3.10 or 3.11" {
+  command -v vermin >/dev/null || fail "vermin is not on PATH (scripts/test.sh lint installs it)"
+  printf 'import tomllib\n' >"$BATS_TEST_TMPDIR/needs311.py"
+  run vermin_39 "$BATS_TEST_TMPDIR/needs311.py"
+  assert_failure
+  assert_output --partial "tomllib"
+  printf 'def f(x):\n    match x:\n        case 1:\n            return 2\n' >"$BATS_TEST_TMPDIR/needs310.py"
+  run vermin_39 "$BATS_TEST_TMPDIR/needs310.py"
+  assert_failure
+}
+
+@test "scripts/libexec runs on macOS's python3 (3.9): vermin finds nothing newer" {
+  command -v vermin >/dev/null || fail "vermin is not on PATH (scripts/test.sh lint installs it)"
+  cd "$ROOT"
+  run ls scripts/libexec/*.py
+  assert_success
+  run vermin_39 scripts/libexec
+  assert_success # else the line vermin names needs a newer Python than a Mac's own python3
+}
+
+# GNU sed's regular-expression extensions and escapes, which BSD sed (macOS's) reads as other characters
+# or refuses: \+ \? \| in a basic expression, \s \S \w \W \b \B \< \> classes and anchors, \t. A sed
+# program of the scripts users run must spell them portably ([[:space:]], [+], a literal tab, -E).
+GNU_SED_ESCAPE='\\[+?|sSwWbB<>t]'
+# gnu_sed_lines FILE...: the lines whose sed call has a quoted program with such an escape (a line marked
+# `# portable:` and comment lines left out).
+gnu_sed_lines() {
+  local line program
+  grep -HnE '(^|[^[:alnum:]_-])sed ' "$@" | grep -v '# portable:' | grep -vE '^[^:]*:[0-9]+:[[:space:]]*#' |
+    while IFS= read -r line; do
+      program=$(printf '%s\n' "${line#*:*:}" | grep -oE "sed( +-[A-Za-z]+)*( +('[^']*'|\"[^\"]*\"))+" || true)
+      if printf '%s\n' "$program" | grep -qE "$GNU_SED_ESCAPE"; then printf '%s\n' "$line"; fi
+    done
+}
+
+@test "the GNU-only sed check catches the planted \\+ \\? \\| \\s \\t, not portable programs" {
+  # shellcheck disable=SC2016 # the planted lines are text, not code
+  printf '%s\n' "v=\$(sed -n 's/^a\\+//p' f)" "sed 's/x\\?\$//' f" "sed -n '/a\\|b/p' f" "sed 's/\\s*\$//' f" \
+    'sed "s/\t/ /" f' "sed -n 's|^  <version>\\(.*\\)</version>|\\1|p' f" "sed -E 's/[[:space:]]+\$//' f" \
+    "sed -e 's/\\[[^]]*\\]//' f" "  # sed 's/a\\+//' in a comment" >"$BATS_TEST_TMPDIR/probe"
+  run gnu_sed_lines "$BATS_TEST_TMPDIR/probe"
+  assert_equal "${#lines[@]}" 5
+  assert_output --partial "probe:1:"
+  assert_output --partial "probe:5:"
+  refute_output --partial "probe:6:"
+}
+
+@test "the sed programs of the scripts users run use no GNU-only escape" {
+  cd "$ROOT"
+  run gnu_sed_lines "${PORTABLE_SCRIPTS[@]}"
+  assert_output "" # else spell it portably, or mark a line that needs it behind a check '# portable: why'
+}
+
+# ruff, Python's linter and formatter (locust/ruff.toml; scripts/ruff.toml and chart/tests/ruff.toml extend it),
+# from the dev .venv (scripts/test.sh lint installs it).
 RUFF=$ROOT/.venv/bin/ruff
 
-@test "ruff: the Python of locust/ and scripts/ passes ruff check and is as ruff format writes it" {
+@test "ruff: the Python of locust/, scripts/ and chart/ passes ruff check and is as ruff format writes it" {
   cd "$ROOT"
-  run "$RUFF" check locust scripts
+  run "$RUFF" check locust scripts chart
   assert_success
-  run "$RUFF" format --check locust scripts
-  assert_success # else: .venv/bin/ruff format locust scripts && .venv/bin/ruff check --fix locust scripts
+  run "$RUFF" format --check locust scripts chart
+  assert_success # else: .venv/bin/ruff format locust scripts chart && .venv/bin/ruff check --fix locust scripts chart
 }
 
 @test "ruff catches a planted unused import, a line over 140 characters and a file it would reformat" {

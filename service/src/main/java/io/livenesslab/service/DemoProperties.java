@@ -12,7 +12,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * {@code DEMO_LATENCY_MAX_MS}, {@code DEMO_DOWNSTREAM_URL}, {@code DEMO_DOWNSTREAM_MAX_CONNECTIONS},
  * {@code DEMO_DRAIN}, {@code DEMO_MAX_IN_FLIGHT}).
  *
- * @param mode how requests wait: blocking, reactive, offloaded or virtual
+ * @param mode how requests wait, and on which stack: blocking, reactive, offloaded or virtual (WebFlux),
+ *        servlet, servlet-async or servlet-virtual (Spring MVC)
  * @param latencyMs the latency of {@code /api/work} when a request names none
  * @param latencyMaxMs the cap on any latency a request asks for; above it the answer is 400
  * @param downstreamUrl when set, the wait is an HTTP GET to this URL instead of a timer
@@ -30,7 +31,7 @@ record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstre
 		int downstreamMaxConnections, Duration drain, int maxInFlight) {
 
 	@ConstructorBinding
-	DemoProperties(@DefaultValue("reactive") String mode, @DefaultValue("1000") long latencyMs,
+	DemoProperties(@DefaultValue(Mode.DEFAULT) String mode, @DefaultValue("1000") long latencyMs,
 			@DefaultValue("60000") long latencyMaxMs, URI downstreamUrl,
 			@DefaultValue("10000") int downstreamMaxConnections, @DefaultValue("5s") Duration drain,
 			@DefaultValue("0") int maxInFlight) {

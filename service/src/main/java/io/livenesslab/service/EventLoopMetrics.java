@@ -9,6 +9,8 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.SingleThreadEventExecutor;
 
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -18,9 +20,11 @@ import org.springframework.context.annotation.Configuration;
  * per event loop that serves a connection, read only when scraped. Reactor Netty's own server metrics
  * include the same gauge but also record every request (its size, time and URI), which cost about a fifth
  * of a reactive answer's CPU (issue 15); {@code demo.netty-metrics=true} turns those on again
- * (scripts/bench.sh --service-args measures what they cost).
+ * (scripts/bench.sh --service-args measures what they cost). WebFlux only: on Tomcat, the thread pool's
+ * meters are {@code tomcat_threads_*} (application.yaml).
  */
 @Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication(type = Type.REACTIVE)
 class EventLoopMetrics {
 
 	@Bean

@@ -15,7 +15,8 @@ import org.springframework.web.reactive.function.server.ServerResponse;
 
 /**
  * Turns the service's own errors into RFC 9457 problem details ({@code application/problem+json}):
- * the error filter of {@link WorkEndpoint}'s route.
+ * the error filter of {@link WorkEndpoint}'s route; {@link WorkController}'s exception handler answers
+ * the same problems on Spring MVC.
  */
 final class ProblemHandler {
 
@@ -40,7 +41,8 @@ final class ProblemHandler {
 		return response.bodyValue(problem);
 	}
 
-	private static ProblemDetail problem(Throwable ex) {
+	/** The problem for one of the service's own errors ({@link #handles}), on either stack. */
+	static ProblemDetail problem(Throwable ex) {
 		if (ex instanceof BadParameterException bad) {
 			ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, bad.getMessage());
 			problem.setTitle("Bad request parameter");

@@ -9,8 +9,9 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 import org.springframework.context.annotation.Bean;
 
 /**
- * The liveness-lab service: one WebFlux application that waits in one of four ways (see {@link Mode}),
- * so that the same image shows why blocking the event loop gets a pod killed by its liveness probe.
+ * The liveness-lab service: one application that waits in one of seven ways (see {@link Mode}), on Spring
+ * WebFlux or on Spring MVC and Tomcat as the mode says ({@link ModeStack}), so that the same image shows
+ * why blocking the threads that serve requests gets a pod killed by its liveness probe.
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan

@@ -18,8 +18,8 @@ import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.util.UriComponentsBuilder;
 
 /**
- * Waits out one request's latency the way the configured {@link Mode} does, and says which thread
- * did the waiting. The three blocking-style modes share one blocking call (a sleep, or a blocking
+ * Waits out one request's latency the way the configured WebFlux {@link Mode} does, and says which
+ * thread did the waiting. The three blocking-style modes share one blocking call (a sleep, or a blocking
  * HTTP GET to the downstream) and differ only in the thread they run it on.
  */
 final class Waiter {
@@ -49,9 +49,13 @@ final class Waiter {
 		Scheduler scheduler = mode.scheduler();
 		HttpClient blockingClient = (downstream != null && mode.blockingCall())
 				? HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build() : null;
-		WebClient reactiveClient = (downstream != null && !mode.blockingCall())
-				? WebClient.builder().clientConnector(new ReactorClientHttpConnector(pooled(properties))).build() : null;
+		WebClient reactiveClient = (downstream != null && !mode.blockingCall()) ? downstreamClient(properties) : null;
 		return new Waiter(mode, downstream, scheduler, blockingClient, reactiveClient);
+	}
+
+	/** The non-blocking client of the downstream: reactive mode's, and servlet-async's. */
+	static WebClient downstreamClient(DemoProperties properties) {
+		return WebClient.builder().clientConnector(new ReactorClientHttpConnector(pooled(properties))).build();
 	}
 
 	/** Reactor Netty's default pool holds 500 connections: far too few for thousands in flight. */
@@ -102,9 +106,13 @@ final class Waiter {
 		}
 	}
 
-	/** The downstream URL with this request's latency, so the downstream waits what we would have. */
 	private URI downstreamUri(Duration latency) {
-		return UriComponentsBuilder.fromUri(this.downstream)
+		return downstreamUri(this.downstream, latency);
+	}
+
+	/** The DOWNSTREAM URL with this request's latency, so the downstream waits what we would have. */
+	static URI downstreamUri(URI downstream, Duration latency) {
+		return UriComponentsBuilder.fromUri(downstream)
 			.replaceQueryParam("latencyMs", latency.toMillis())
 			.build(true)
 			.toUri();

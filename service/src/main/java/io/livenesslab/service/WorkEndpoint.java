@@ -3,12 +3,8 @@ package io.livenesslab.service;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import io.netty.channel.EventLoop;
 import io.swagger.v3.oas.annotations.Operation;
 import io.swagger.v3.oas.annotations.Parameter;
@@ -19,6 +15,8 @@ import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import org.springdoc.core.annotations.RouterOperation;
 import reactor.core.publisher.Mono;
 
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
@@ -30,7 +28,9 @@ import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 
 /**
- * {@code GET /api/work}: waits the simulated latency the configured way and says how it went.
+ * {@code GET /api/work} on WebFlux (the modes blocking, reactive, offloaded and virtual): waits the
+ * simulated latency the configured way and says how it went. The servlet modes serve the same contract
+ * from {@link WorkController}.
  * <p>
  * A functional endpoint, not an annotated controller: WebFlux's annotated path (condition matching,
  * argument resolvers, return value adapters) made about half of what a request allocated (JFR, issue 15),
@@ -39,37 +39,57 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  * return plain values to virtual threads) cannot quietly stop "blocking" from blocking.
  */
 @Configuration(proxyBeanMethods = false)
+@ConditionalOnWebApplication(type = Type.REACTIVE)
 class WorkEndpoint {
 
 	static final String PATH = "/api/work";
 
-	private static final String LATENCY_MS = "latencyMs";
+	static final String LATENCY_MS = "latencyMs";
 
-	private static final String MIN_MS = "minMs";
+	static final String MIN_MS = "minMs";
 
-	private static final String MAX_MS = "maxMs";
+	static final String MAX_MS = "maxMs";
 
-	private static final String MIX = "mix";
+	static final String MIX = "mix";
+
+	// The contract's words, shared with WorkController's annotations: one text on both stacks.
+
+	static final String SUMMARY = "Wait the simulated latency in this pod's mode";
+
+	static final String DESCRIPTION = "Give at most one of latencyMs, minMs+maxMs, or mix; none means the configured default.";
+
+	static final String LATENCY_MS_DOC = "Fixed latency in ms, 0 to the cap (demo.latency-max-ms); without it, demo.latency-ms";
+
+	static final String MIN_MS_DOC = "Lower bound of a uniform latency in ms (with maxMs)";
+
+	static final String MAX_MS_DOC = "Upper bound of a uniform latency in ms (with minMs)";
+
+	static final String MIX_DOC = "Weighted mix of latencies, ms:percent pairs adding up to 100, e.g. 1000:80,4000:20";
+
+	static final String WAITED = "Waited";
+
+	static final String BAD_PARAMETER = "A parameter broke a rule (problem+json naming it)";
+
+	static final String TOO_BUSY = "Over demo.max-in-flight (problem+json, Retry-After)";
 
 	@Bean
 	@RouterOperation(path = PATH, method = RequestMethod.GET, produces = MediaType.APPLICATION_JSON_VALUE,
-			operation = @Operation(operationId = "work", summary = "Wait the simulated latency in this pod's mode",
-					description = "Give at most one of latencyMs, minMs+maxMs, or mix; none means the configured default.",
+			operation = @Operation(operationId = "work", summary = SUMMARY, description = DESCRIPTION,
 					parameters = {
 							@Parameter(in = ParameterIn.QUERY, name = LATENCY_MS, schema = @Schema(type = "string"),
-									description = "Fixed latency in ms, 0 to the cap (demo.latency-max-ms); without it, demo.latency-ms"),
+									description = LATENCY_MS_DOC),
 							@Parameter(in = ParameterIn.QUERY, name = MIN_MS, schema = @Schema(type = "string"),
-									description = "Lower bound of a uniform latency in ms (with maxMs)"),
+									description = MIN_MS_DOC),
 							@Parameter(in = ParameterIn.QUERY, name = MAX_MS, schema = @Schema(type = "string"),
-									description = "Upper bound of a uniform latency in ms (with minMs)"),
+									description = MAX_MS_DOC),
 							@Parameter(in = ParameterIn.QUERY, name = MIX, schema = @Schema(type = "string"),
-									description = "Weighted mix of latencies, ms:percent pairs adding up to 100, e.g. 1000:80,4000:20") },
+									description = MIX_DOC) },
 					responses = {
-							@ApiResponse(responseCode = "200", description = "Waited",
+							@ApiResponse(responseCode = "200", description = WAITED,
 									content = @Content(mediaType = MediaType.APPLICATION_JSON_VALUE, schema = @Schema(implementation = WorkResult.class))),
-							@ApiResponse(responseCode = "400", description = "A parameter broke a rule (problem+json naming it)",
+							@ApiResponse(responseCode = "400", description = BAD_PARAMETER,
 									content = @Content(mediaType = MediaType.APPLICATION_PROBLEM_JSON_VALUE)),
-							@ApiResponse(responseCode = "429", description = "Over demo.max-in-flight (problem+json, Retry-After)",
+							@ApiResponse(responseCode = "429", description = TOO_BUSY,
 									content = @Content(mediaType = MediaType.APPLICATION_PROBLEM_JSON_VALUE)) }))
 	RouterFunction<ServerResponse> workRoute(DemoProperties properties, MeterRegistry registry) {
 		Work work = new Work(properties, registry);
@@ -91,24 +111,14 @@ class WorkEndpoint {
 
 		private final Waiter waiter;
 
-		private final AtomicInteger inFlight = new AtomicInteger();
-
-		private final Timer latencyTimer;
+		private final WorkMeters meters;
 
 		private final String pod = podName();
 
 		Work(DemoProperties properties, MeterRegistry registry) {
 			this.properties = properties;
 			this.waiter = Waiter.create(properties);
-			Gauge.builder("demo.requests.in.flight", this.inFlight, AtomicInteger::get)
-				.description("Requests to /api/work being served now")
-				.tag("mode", properties.mode().label())
-				.register(registry);
-			this.latencyTimer = Timer.builder("demo.work.latency")
-				.description("Time /api/work took, from the handler's start to its answer")
-				.tag("mode", properties.mode().label())
-				.publishPercentileHistogram()
-				.register(registry);
+			this.meters = new WorkMeters(properties, registry);
 		}
 
 		Mono<ServerResponse> handle(ServerRequest request) {
@@ -124,20 +134,18 @@ class WorkEndpoint {
 
 		private Mono<WorkResult> work(Duration latency, EventLoop loop) {
 			long started = System.nanoTime();
-			int now = this.inFlight.incrementAndGet();
-			int cap = this.properties.maxInFlight();
-			if (cap > 0 && now > cap) {
-				this.inFlight.decrementAndGet();
-				return Mono.error(new TooBusyException(cap));
+			int now;
+			try {
+				now = this.meters.begin();
+			}
+			catch (TooBusyException ex) {
+				return Mono.error(ex);
 			}
 			return this.waiter.await(latency, loop)
 				.map((thread) -> new WorkResult(this.properties.mode().label(), latency.toMillis(),
 						Duration.ofNanos(System.nanoTime() - started).toMillis(), thread, this.pod,
-						Math.max(now, this.inFlight.get()), this.properties.downstreamUrl() != null))
-				.doFinally((signal) -> {
-					this.inFlight.decrementAndGet();
-					this.latencyTimer.record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
-				});
+						Math.max(now, this.meters.inFlight()), this.properties.downstreamUrl() != null))
+				.doFinally((signal) -> this.meters.end(started));
 		}
 
 		private static String param(ServerRequest request, String name) {

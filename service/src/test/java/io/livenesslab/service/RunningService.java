@@ -11,11 +11,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.WebServer;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -27,12 +32,15 @@ final class RunningService implements AutoCloseable {
 
 	private final ConfigurableApplicationContext context;
 
+	private final Map<String, WebServer> webServers;
+
 	private final HttpClient loadClient = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
 	private final List<CompletableFuture<HttpResponse<String>>> inFlight = new ArrayList<>();
 
-	private RunningService(ConfigurableApplicationContext context) {
+	private RunningService(ConfigurableApplicationContext context, Map<String, WebServer> webServers) {
 		this.context = context;
+		this.webServers = webServers;
 	}
 
 	/** Starts the service with these properties over application.yaml (as command-line arguments), on random ports. */
@@ -44,7 +52,11 @@ final class RunningService implements AutoCloseable {
 		// Nor a drain: only the tests of the drain itself want one.
 		all.putIfAbsent("demo.drain", "0s");
 		String[] args = all.entrySet().stream().map((entry) -> "--" + entry.getKey() + "=" + entry.getValue()).toArray(String[]::new);
-		return new RunningService(new SpringApplicationBuilder(ServiceApplication.class).run(args));
+		Map<String, WebServer> webServers = new ConcurrentHashMap<>();
+		ApplicationListener<WebServerInitializedEvent> started = (event) -> webServers
+			.put(Objects.requireNonNullElse(event.getApplicationContext().getServerNamespace(), "main"), event.getWebServer());
+		return new RunningService(new SpringApplicationBuilder(ServiceApplication.class).listeners(started).run(args),
+				webServers);
 	}
 
 	static RunningService start(Mode mode) {
@@ -65,6 +77,11 @@ final class RunningService implements AutoCloseable {
 
 	ConfigurableApplicationContext context() {
 		return this.context;
+	}
+
+	/** The web servers that started, by namespace: "main", and "management" with management.server.port. */
+	Map<String, WebServer> webServers() {
+		return this.webServers;
 	}
 
 	/** Sends {@code count} requests to {@code pathAndQuery} and leaves them in flight. */

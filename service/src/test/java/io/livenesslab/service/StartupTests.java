@@ -59,8 +59,8 @@ class StartupTests {
 				.contains("demo_requests_in_flight{")
 				.contains("demo_work_latency_seconds_bucket{")
 				.contains("reactor_netty_eventloop_pending_tasks{")
-				// No per-request instrument beyond the demo's own meters: they cost CPU on every answer.
-				.doesNotContain("http_server_requests")
+				// Boot's own per-request observation, by route; Reactor Netty's per-request meters stay off.
+				.containsPattern("http_server_requests_seconds_count\\{[^}]*uri=\"/api/work\"")
 				.doesNotContain("reactor_netty_http_server_data_sent")
 				.doesNotContain("latencyMs=");
 			assertThat(RunningService.get(service.uri("/v3/api-docs")).body())

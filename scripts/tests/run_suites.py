@@ -2,7 +2,7 @@
 """The runner of scripts/test.sh: runs each suite, says whether it passed, how long it took and how many
 test cases it ran, and ends with "N passed, N failed" summed over the suites.
 
-Usage: scripts/libexec/run_suites.py TEST_SH LOGS [SUITE...]     (scripts/test.sh execs it)
+Usage: scripts/tests/run_suites.py TEST_SH LOGS [SUITE...]     (scripts/test.sh execs it)
 Each suite is `LL_TEST_SUITE=SUITE TEST_SH` with its output in LOGS/test-SUITE.log and its runner's JUnit
 XML (bats, pytest, Surefire, helm-unittest) in LOGS/junit/SUITE/ (LIVENESS_LAB_JUNIT), which is what is
 counted: test cases, those with a <failure> or <error>, those <skipped>. A suite that exits non-zero

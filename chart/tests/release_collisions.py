@@ -1,8 +1,8 @@
 """Checks that two releases of the chart, rendered for two namespaces, can run in one cluster side by side.
 
-Usage: python release_collisions.py RELEASE NAMESPACE RENDERED.yaml RELEASE NAMESPACE RENDERED.yaml
-Run by scripts/test-chart.sh (check "two-releases") on two `helm template` renderings, with the PyYAML
-of ct lint's venv. Prints one line per finding; exits 0 when there is none, 1 when there are, 2 on bad
+Usage: python chart/tests/release_collisions.py RELEASE NAMESPACE RENDERED.yaml RELEASE NAMESPACE RENDERED.yaml
+Run by chart/tests/test_chart.py (scripts/test-chart.sh) on two `helm template` renderings, with the
+PyYAML of the .venv. Prints one line per finding; exits 0 when there is none, 1 when there are, 2 on bad
 usage.
 
 Two releases collide when they would create, change or delete the same object or a resource the

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "libexec" / "pod_network.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "libexec" / "pod_network.py"
 BAKED = {
     "cniVersion": "1.0.0",
     "name": "liveness-lab",

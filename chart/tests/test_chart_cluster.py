@@ -57,14 +57,36 @@ def test_server_accepts_the_chart_rendered_with_the_release_values(tmp_path):
             "--skip-tests",
         ).stdout
     )
-    kube("apply", "--server-side", "--force-conflicts", "--field-manager=test-chart", "--dry-run=server", "--filename", rendered)
-    helm("upgrade", RELEASE, REPO / "chart", "--values", values, "--take-ownership", "--dry-run=server")
+    kube(
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=test-chart",
+        "--dry-run=server",
+        "--filename",
+        rendered,
+    )
+    helm(
+        "upgrade",
+        RELEASE,
+        REPO / "chart",
+        "--values",
+        values,
+        "--take-ownership",
+        "--dry-run=server",
+    )
 
 
 def test_namespace_enforces_restricted_and_no_pod_violates_it():
     """The API server checks every pod of a namespace only when its enforce level or version changes, so
     the dry-run names an explicit version (the namespace says `latest`): its warnings list the violating pods."""
-    level = kube("get", "namespace", NAMESPACE, "-o", r"jsonpath={.metadata.labels.pod-security\.kubernetes\.io/enforce}").stdout
+    level = kube(
+        "get",
+        "namespace",
+        NAMESPACE,
+        "-o",
+        r"jsonpath={.metadata.labels.pod-security\.kubernetes\.io/enforce}",
+    ).stdout
     assert level == "restricted", f"namespace {NAMESPACE} enforces {level or 'nothing'}"
     version = ".".join(VERSIONS["KUBERNETES_VERSION"].split(".")[:2])
     warnings = kube(

@@ -1,4 +1,4 @@
-"""The chart's checks besides helm-unittest (chart/tests/), run by scripts/test-chart.sh with the pinned
+"""The chart's checks besides helm-unittest (the *_test.yaml suites beside this file), run by scripts/test-chart.sh with the pinned
 helm, ct (with Yamale and yamllint), kube-linter and helm-docs first on PATH and CT_CONFIG_DIR set.
 
 ct lint: yamllint, the Chart.yaml schema and `helm lint --strict` with each chart/ci/*-values.yaml, offline
@@ -6,7 +6,7 @@ ct lint: yamllint, the Chart.yaml schema and `helm lint --strict` with each char
 on the rendering of every ci/ file (exceptions justified in chart/.kube-linter.yaml). helm-docs regenerates
 chart/README.md's parameter table into a copy, which must equal the committed one. The images and
 appVersion are scripts/versions.env's; the modes are Mode.java's. Two releases in two namespaces of one
-cluster cannot collide (scripts/libexec/release_collisions.py), and the checker catches each collision planted.
+cluster cannot collide (release_collisions.py, beside this file), and the checker catches each collision planted.
 """
 
 import re
@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 CHART = REPO / "chart"
 VERSIONS = dict(re.findall(r"^([A-Z_]+)=(\S*)", (REPO / "scripts/versions.env").read_text(), re.M))
 K8S = VERSIONS["KUBERNETES_VERSION"]
@@ -32,7 +33,17 @@ def run(*args, cwd=REPO) -> str:
 
 
 def render(release="liveness-lab", namespace="liveness-lab", *args) -> str:
-    return run("helm", "template", release, CHART, "--namespace", namespace, "--kube-version", K8S, *args)
+    return run(
+        "helm",
+        "template",
+        release,
+        CHART,
+        "--namespace",
+        namespace,
+        "--kube-version",
+        K8S,
+        *args,
+    )
 
 
 def test_ct_lint():
@@ -59,7 +70,15 @@ def test_helm_docs_table_is_current(tmp_path):
     """The template fails on a key without a `# --` comment; helm-docs then only logs a warning, so its log counts."""
     copy = tmp_path / "chart"
     shutil.copytree(CHART, copy)
-    out = run("helm-docs", "--chart-search-root", copy, "--template-files", "README.md.gotmpl", "--sort-values-order", "file")
+    out = run(
+        "helm-docs",
+        "--chart-search-root",
+        copy,
+        "--template-files",
+        "README.md.gotmpl",
+        "--sort-values-order",
+        "file",
+    )
     assert not re.search(r"level=(warning|error|fatal)", out), out
     assert (copy / "README.md").read_text() == (CHART / "README.md").read_text(), (
         "chart/README.md is not what helm-docs generates: run helm-docs on chart/ (the command above) and commit the result"
@@ -85,7 +104,12 @@ def test_modes_are_mode_java_and_helm_test_runs_httpcheck():
     assert constants and values["serviceModes"] == constants
     assert list(values["serviceModes"]) == list(constants)  # in Mode.java's order
     assert sorted(v["mode"] for v in values["variants"].values()) == sorted(constants)
-    test_pod = render("liveness-lab", "liveness-lab", "--show-only", "templates/tests/test-api-work.yaml")
+    test_pod = render(
+        "liveness-lab",
+        "liveness-lab",
+        "--show-only",
+        "templates/tests/test-api-work.yaml",
+    )
     assert re.search(r"^ *- io\.livenesslab\.service\.HttpCheck$", test_pod, re.M) and (java / "HttpCheck.java").is_file()
 
 
@@ -108,7 +132,7 @@ def collisions(tmp_path, alice: str, bob: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             sys.executable,
-            REPO / "scripts/libexec/release_collisions.py",
+            HERE / "release_collisions.py",
             "alice",
             "ws-alice",
             tmp_path / "alice.yaml",
@@ -133,13 +157,21 @@ def test_two_releases_do_not_collide(tmp_path):
 @pytest.mark.parametrize(
     "what,plant,finding",
     [
-        ("the NodePorts of the kind defaults", lambda r, name: release(name), r"^both: nodePort 30080$"),
+        (
+            "the NodePorts of the kind defaults",
+            lambda r, name: release(name),
+            r"^both: nodePort 30080$",
+        ),
         (
             "fullnameOverride=lab in both",
             lambda r, name: release(name, *SHARED, "--set", "fullnameOverride=lab"),
             r"name does not start with the release name 'bob'",
         ),
-        ("a ClusterRoleBinding", lambda r, name: r + CLUSTER_RBAC, r"^both: cluster-scoped ClusterRoleBinding/liveness-lab-locust$"),
+        (
+            "a ClusterRoleBinding",
+            lambda r, name: r + CLUSTER_RBAC,
+            r"^both: cluster-scoped ClusterRoleBinding/liveness-lab-locust$",
+        ),
         (
             "objects in namespace default",
             lambda r, name: re.sub(r"^  namespace: ws-bob$", "  namespace: default", r, flags=re.M),
@@ -149,7 +181,11 @@ def test_two_releases_do_not_collide(tmp_path):
     ids=["nodeports", "fullname", "clusterrbac", "elsewhere"],
 )
 def test_collision_checker_catches_planted(tmp_path, what, plant, finding):
-    done = collisions(tmp_path, plant(release("alice", *SHARED), "alice"), plant(release("bob", *SHARED), "bob"))
+    done = collisions(
+        tmp_path,
+        plant(release("alice", *SHARED), "alice"),
+        plant(release("bob", *SHARED), "bob"),
+    )
     assert done.returncode != 0, f"missed {what}: {done.stdout}"
     assert re.search(finding, done.stdout, re.M), f"{what}: no finding matches {finding!r}: {done.stdout}"
 
@@ -164,12 +200,23 @@ MAPPINGS = [
 
 
 def test_kind_config_one_node_named_liveness_lab_api_on_loopback():
-    assert (KIND["kind"], KIND["name"], KIND["networking"]["apiServerAddress"]) == ("Cluster", "liveness-lab", "127.0.0.1")
+    assert (KIND["kind"], KIND["name"], KIND["networking"]["apiServerAddress"]) == (
+        "Cluster",
+        "liveness-lab",
+        "127.0.0.1",
+    )
     assert [node["role"] for node in KIND["nodes"]] == ["control-plane"]
 
 
 def test_kind_config_maps_every_node_port_the_chart_renders():
-    docs = yaml.safe_load_all(render("liveness-lab", "liveness-lab", "--set", "allVariants=true,locust.enabled=true"))
+    docs = yaml.safe_load_all(
+        render(
+            "liveness-lab",
+            "liveness-lab",
+            "--set",
+            "allVariants=true,locust.enabled=true",
+        )
+    )
     ports = {p["nodePort"] for d in docs if d and d["kind"] == "Service" for p in d["spec"]["ports"] if "nodePort" in p}
     assert ports, "the chart rendered no nodePort"
     assert ports <= {container for container, _, _ in MAPPINGS}, f"not mapped in kind-config.yaml: {ports - {m[0] for m in MAPPINGS}}"
