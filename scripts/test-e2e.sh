@@ -2,7 +2,7 @@
 # End-to-end test on a real kind cluster, the pytest suite locust/tests/e2e/ in the repository's .venv:
 # scripts/cluster-up.sh, then the node and every kube-system pod Ready, each NodePort of the release
 # answering on 127.0.0.1, the chart on the cluster (server-side dry-run, restricted Pod Security, rollouts,
-# `helm test`), a second cluster-up that changes nothing, the lab's two quick scenarios (each prediction
+# `helm test`), a second cluster-up that changes nothing, the lab's three quick scenarios (each prediction
 # must hold) or a shortened scripted demo whose verdict must pass, the Locust Pods and Live tabs against
 # the live cluster, and a demo right after `helm upgrade --set latencyMs=500` (it must run at 500 ms and
 # pass); then scripts/cluster-down.sh (also when a test fails). A failing test carries the cluster's pods,
@@ -10,8 +10,8 @@
 #
 # Usage: scripts/test-e2e.sh [--keep] [--no-lab] [--help] [-- CLUSTER-UP-ARGS...]
 #   --keep     leave the cluster up afterwards
-#   --no-lab   a shortened scripted demo instead of the lab's two quick scenarios (baseline and tcp
-#              probe, scripts/lab.sh --quick, about 7 minutes) and the latency change: the registry suite's e2e
+#   --no-lab   a shortened scripted demo instead of the lab's three quick scenarios (baseline, servlet
+#              and tcp probe, scripts/lab.sh --quick, about 10 minutes) and the latency change: the registry suite's e2e
 #
 # Environment: the LIVENESS_LAB_* settings of scripts/cluster-up.sh pass through, plus
 #   LIVENESS_LAB_E2E_WAIT=300s   how long kube-system pods may take to become Ready

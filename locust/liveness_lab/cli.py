@@ -80,10 +80,10 @@ the release first.
 
 Adding a scenario needs no code: a new file in locust/liveness_lab/lab/scenarios/ (its header says what goes in it;
 `python -m liveness_lab.lab check` from locust/ checks them all). A run is a rollout, the load (ramp + hold +
-quiet), the report, the rollback: 2.5 to 4.7 minutes each on 2 cores for the twelve in docs/lab.md's matrix
-(about 41 for the twelve, their loads about 2 minutes). The restart storms' eight (dependency-in-liveness,
-cpu-throttled, cold-scale-out, backoff-cap and their pairs) are not measured yet; their loads alone last 3 to
-13 minutes (backoff-cap and backoff-cap-short 13 each).
+quiet), the report, the rollback: 2.5 to 4.7 minutes each on 2 cores for the twelve on WebFlux and the six on Tomcat
+in docs/lab.md's matrix (their loads about 2 minutes; the twelve took 40-41). The restart storms' eight
+(dependency-in-liveness, cpu-throttled, cold-scale-out, backoff-cap and their pairs) are not measured yet; their
+loads alone last 3 to 13 minutes (backoff-cap and backoff-cap-short 13 each).
 """
 
 ENV_LAB = """\
@@ -316,7 +316,9 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh")
         help="comma-separated scenario names (the files' names without .yaml); default: all",
     )
     lab.add_argument(
-        "--quick", action="store_true", help="only the scenarios marked `quick: true` (baseline and tcp-probe: CI's two, ~6.5 min)"
+        "--quick",
+        action="store_true",
+        help="only the scenarios marked `quick: true` (baseline, servlet and tcp-probe: CI's three, ~10 min)",
     )
     lab.add_argument(
         "--repeat",

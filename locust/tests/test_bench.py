@@ -445,3 +445,13 @@ def test_the_floor_table_holds_each_mode_against_the_floor_of_its_scenario(tmp_p
     assert shown and int(shown[1]) - int(shown[2]) == 10, cells[5]
     # Only the scenario the floor ran in: no row for L = 1 s.
     assert "| reactive | 1000 ms" not in (out / "floor.md").read_text()
+
+
+def test_each_jvm_starts_only_once_the_one_before_is_ready():
+    """Eight JVMs started at once on the services' one CPU: the first was not ready after 120 s."""
+    b = bench.Bench(bench.BenchOptions(), None)
+    events = []
+    b.start = lambda t: events.append(("start", t))
+    b.await_ready = lambda t: events.append(("ready", t))
+    b.start_each_when_the_last_is_ready(["blocking", "reactive", "servlet"])
+    assert events == [(e, t) for t in ("blocking", "reactive", "servlet") for e in ("start", "ready")]

@@ -16,7 +16,7 @@ DOCS = [REPO / "README.md", REPO / "chart/README.md", REPO / "locust/README.md",
 TEXT = "\n".join(doc.read_text() for doc in DOCS)
 SCRIPTS = sorted(set(re.findall(r"scripts/[a-z-]*\.sh", TEXT)))
 SETTINGS = sorted(set(re.findall(r"LIVENESS_LAB_[A-Z_]*[A-Z]", TEXT)))
-SETS = sorted({s.rstrip(".") for s in re.findall(r"--set [^] `),;]*", TEXT)})
+SETS = sorted({s.rstrip(".") for s in re.findall(r"--set [^] `),;\n]*", TEXT)})
 VERSIONS = dict(re.findall(r"^([A-Z_]+)=(\S*)", (REPO / "scripts/versions.env").read_text(), re.M))
 
 

@@ -563,6 +563,14 @@ class Bench:
         self.procs.append(proc)
         self.pids[t.name] = proc.pid
 
+    def start_each_when_the_last_is_ready(self, ts: list[Target]) -> None:
+        """One JVM at a time on the services' CPU: eight Spring Boot JVMs started at once there (the seven
+        modes and the floor) shared one CPU for their start-ups, and the first was still not ready after
+        120 s (2026-11-27); one by one each is ready in seconds."""
+        for t in ts:
+            self.start(t)
+            self.await_ready(t)
+
     def await_ready(self, t: Target, limit_s: int = 120) -> None:
         deadline = time.time() + limit_s
         proc = next(p for p in self.procs if p.pid == self.pids[t.name])
@@ -1004,10 +1012,7 @@ class Bench:
         from . import report as bench_report
 
         o, out = self.opts, self.out
-        for t in ts:
-            self.start(t)
-        for t in ts:
-            self.await_ready(t)
+        self.start_each_when_the_last_is_ready(ts)
         LOG.info("ready: %s", ", ".join(t.label for t in ts))
         runs = [s for s in o.scenarios] if not o.soak else []
         idle = o.idle_connections if not o.soak else 0

@@ -39,7 +39,7 @@ def pytest_addoption(parser):
     group.addoption(
         "--no-lab",
         action="store_true",
-        help="a shortened scripted demo instead of the lab's two quick scenarios (and no latency-change run)",
+        help="a shortened scripted demo instead of the lab's three quick scenarios (and no latency-change run)",
     )
     group.addoption(
         "--cluster-up-arg", action="append", default=[], metavar="ARG", help="an argument for scripts/cluster-up.sh (repeat for several)"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from liveness_lab.base import coordinates
+from liveness_lab.base import coordinates, variants
 
 REPO = Path(__file__).resolve().parents[3]
 TOOLS_BIN = REPO / ".tools" / "bin"
@@ -113,7 +113,10 @@ def chart_node_ports(values: Path = REPO / "chart" / "values.yaml") -> dict[str,
     v = yaml.safe_load(values.read_text())
     if not v.get("nodePorts", {}).get("enabled", True):
         return {}
-    ports = {name: spec["nodePort"] for name, spec in v["variants"].items() if spec.get("enabled") or v.get("allVariants")}
+    # Deployed as the chart decides (chart/templates/_helpers.tpl): allVariants, or enabled with its mode on
+    # the chosen `stack`; base/variants.py reads the same table the same way.
+    table = variants.load({"LIVENESS_LAB_VALUES": str(values)})
+    ports = {x.name: x.node_port for x in table if x.enabled or v.get("allVariants")}
     if v.get("locust", {}).get("enabled"):
         ports["locust"] = v["locust"]["nodePort"]
     return ports
