@@ -8,16 +8,23 @@
 # a half-finished build resumes, an unchanged image or release is left alone and no pod restarts.
 # Needs bash >= 4.1 (macOS: brew install bash).
 #
-# Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--dry-run] [--help]
+# Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--max-restart-period SECONDS] [--dry-run] [--help]
 #   --airgap    build every image locally even where a registry answers
 #   --workers N N worker nodes besides the control plane (default: LIVENESS_LAB_WORKERS, else 0: one
 #               node). The NodePorts stay mapped on the control plane and reach pods on every node.
 #               Where no kindnetd runs (the local node image), each node's CNI config and the routes
 #               between the nodes' pod ranges are set from the host (scripts/libexec/pod_network.py).
+#   --max-restart-period SECONDS
+#               every kubelet caps the CrashLoopBackOff delay at SECONDS (1-300) instead of its default
+#               300: crashLoopBackOff.maxContainerRestartPeriod in a KubeletConfiguration patch of the
+#               derived kind config (KEP-5593, beta and on by default from Kubernetes 1.35). Set when the
+#               cluster is created; a cluster that exists with another cap is refused (the lab's
+#               backoff-cap-short scenario needs 60; docs/lab.md, "The back-off cap")
 #   --dry-run   print the plan (registry or not, images, tools and where each comes from) and change nothing
 #
 # Environment (defaults):
 #   LIVENESS_LAB_WORKERS=0               worker nodes when --workers is not given
+#   LIVENESS_LAB_MAX_RESTART_PERIOD=     seconds, when --max-restart-period is not given (empty: the kubelet's 300)
 #   LIVENESS_LAB_REGISTRY=auto           yes | no: take this answer instead of asking the registry
 #   LIVENESS_LAB_REGISTRY_WAIT=30        seconds the registry check waits for a first answer
 #   LIVENESS_LAB_NODE_IMAGE=<KIND_NODE_IMAGE of scripts/versions.env>   the kind node image to pull
@@ -38,6 +45,8 @@ AIRGAP=0
 DRY_RUN=0
 WORKERS=${LIVENESS_LAB_WORKERS:-0}
 WORKERS_FROM=LIVENESS_LAB_WORKERS
+MAX_RESTART=${LIVENESS_LAB_MAX_RESTART_PERIOD:-}
+MAX_RESTART_FROM=LIVENESS_LAB_MAX_RESTART_PERIOD
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
@@ -47,6 +56,11 @@ parse_args() {
         WORKERS=$2 WORKERS_FROM=--workers
         shift ;;
       --workers=*) WORKERS=${1#--workers=} WORKERS_FROM=--workers ;;
+      --max-restart-period)
+        [ $# -ge 2 ] || LL_DIE_STATUS=2 die "--max-restart-period needs a number of seconds" "e.g. --max-restart-period 60"
+        MAX_RESTART=$2 MAX_RESTART_FROM=--max-restart-period
+        shift ;;
+      --max-restart-period=*) MAX_RESTART=${1#--max-restart-period=} MAX_RESTART_FROM=--max-restart-period ;;
       --dry-run) DRY_RUN=1 ;;
       -h | --help) ll_usage; exit 0 ;;
       *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
@@ -56,6 +70,12 @@ parse_args() {
   case $WORKERS in
     [0-9]) ;;
     *) LL_DIE_STATUS=2 die "$WORKERS_FROM must be a number of worker nodes from 0 to 9 (it is '$WORKERS')" "e.g. --workers 2; 0 (the default) is one node" ;;
+  esac
+  case $MAX_RESTART in
+    "") ;;
+    [1-9] | [1-9][0-9] | [1-2][0-9][0-9] | 300) ;;
+    *) LL_DIE_STATUS=2 die "$MAX_RESTART_FROM must be a whole number of seconds from 1 to 300 (it is '$MAX_RESTART')" \
+      "e.g. --max-restart-period 60; leave it out for the kubelet's default, 300" ;;
   esac
 }
 
@@ -202,6 +222,7 @@ config_additions_summary() {
   host_on_cgroup_v1 && extra+=("kubelet failCgroupV1: false (host on cgroup v1)")
   [ "$MODE" = airgap ] && extra+=("disableDefaultCNI (the local node image has a static network)")
   [ "$WORKERS" = 0 ] || extra+=("$WORKERS worker node(s)")
+  [ -z "$MAX_RESTART" ] || extra+=("kubelet crashLoopBackOff.maxContainerRestartPeriod ${MAX_RESTART}s ($MAX_RESTART_FROM)")
   [ ${#extra[@]} -eq 0 ] || printf ' + %s' "${extra[@]}"
 }
 
@@ -308,7 +329,7 @@ main() {
   resolve_tools
   prepare_images
   if kubectl_deferred; then ensure_kubectl; fi
-  create_cluster "$(node_image)" "$MODE" "$WORKERS"
+  create_cluster "$(node_image)" "$MODE" "$WORKERS" "$MAX_RESTART"
   build_app_images
   load_app_images
   install_chart

@@ -43,12 +43,13 @@ pull_if_missing() {
 cluster_exists() { kind get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER_NAME"; }
 api_answers() { kube get --raw /readyz >/dev/null 2>&1; }
 
-# render_kind_config MODE OUT [WORKERS]: kind-config.yaml plus what this host and mode need, and WORKERS
-# (default 0) worker nodes after its control plane. The top-level file stays the same everywhere; the
-# additions go to a derived copy. The workers get no port mapping: a NodePort answers on every node, so the
-# control plane's mappings reach pods on any node through kube-proxy.
+# render_kind_config MODE OUT [WORKERS] [MAX_RESTART]: kind-config.yaml plus what this host and mode need,
+# WORKERS (default 0) worker nodes after its control plane, and with MAX_RESTART (seconds) every kubelet's
+# CrashLoopBackOff cap. The top-level file stays the same everywhere; the additions go to a derived copy.
+# The workers get no port mapping: a NodePort answers on every node, so the control plane's mappings reach
+# pods on any node through kube-proxy.
 render_kind_config() {
-  local mode=$1 out=$2 workers=${3:-0}
+  local mode=$1 out=$2 workers=${3:-0} max_restart=${4:-}
   mkdir -p "$(dirname "$out")"
   # The workers go at the end of the top-level 'nodes:' list (a line edit: no YAML is parsed here).
   awk -v workers="$workers" '
@@ -67,15 +68,47 @@ render_kind_config() {
   else
     mv "$out.tmp" "$out"
   fi
-  if host_on_cgroup_v1; then
-    # kubelet >= 1.35 refuses cgroup v1 unless told otherwise.
-    cat >>"$out" <<'EOF'
-kubeadmConfigPatches:
-  - |
-    kind: KubeletConfiguration
-    failCgroupV1: false
-EOF
+  # One KubeletConfiguration patch for every node, with what this host and the options need.
+  local kubelet=""
+  # kubelet >= 1.35 refuses cgroup v1 unless told otherwise.
+  if host_on_cgroup_v1; then kubelet+=$'\n    failCgroupV1: false'; fi
+  # KEP-5593: the cap of the restart back-off, 300 s by default.
+  [ -z "$max_restart" ] || kubelet+=$'\n    crashLoopBackOff:\n      maxContainerRestartPeriod: '"${max_restart}s"
+  if [ -n "$kubelet" ]; then
+    printf 'kubeadmConfigPatches:\n  - |\n    kind: KubeletConfiguration%s\n' "$kubelet" >>"$out"
   fi
+}
+
+# go_duration SECONDS: SECONDS as the kubelet prints a duration in its /configz (60 -> 1m0s, 45 -> 45s).
+go_duration() {
+  if [ "$1" -ge 60 ]; then echo "$(($1 / 60))m$(($1 % 60))s"; else echo "${1}s"; fi
+}
+
+# kubelet_restart_cap NODE: the crashLoopBackOff.maxContainerRestartPeriod NODE's kubelet runs with, as its
+# /configz prints it ("1m0s"); "default" when it sets none; nothing when the kubelet does not answer.
+kubelet_restart_cap() {
+  local config
+  config=$(kube get --raw "/api/v1/nodes/$1/proxy/configz" 2>/dev/null) || return 0
+  case $config in
+    *'"maxContainerRestartPeriod":"'*) config=${config#*\"maxContainerRestartPeriod\":\"}; echo "${config%%\"*}" ;;
+    *) echo default ;;
+  esac
+}
+
+# check_restart_cap MAX_RESTART: a reused cluster runs every kubelet with the cap asked for (nothing asked:
+# not checked); else the error names the cap it has and the fix.
+check_restart_cap() {
+  local want=$1 node have
+  [ -n "$want" ] || return 0
+  for node in $(cluster_nodes); do
+    have=$(kubelet_restart_cap "$node")
+    if [ -z "$have" ]; then
+      warn "node $node: the kubelet's configuration could not be read; its restart cap is not checked"
+      continue
+    fi
+    [ "$have" = "$(go_duration "$want")" ] || die "cluster $KIND_CLUSTER_NAME exists with the kubelet's restart cap ${have/default/300 s (its default)} on $node; ${want}s asked for (--max-restart-period / LIVENESS_LAB_MAX_RESTART_PERIOD)" \
+      "a kubelet's configuration is set when kind creates the cluster: scripts/cluster-down.sh, then scripts/cluster-up.sh --max-restart-period $want"
+  done
 }
 
 LL_CREATING=0
@@ -141,14 +174,15 @@ program_pod_network() {
   step pod-network python3 "$LL_ROOT/scripts/libexec/pod_network.py" "$LL_KUBE_CONTEXT"
 }
 
-# create_cluster IMAGE MODE [WORKERS]: the kind cluster, created or reused, with its nodes Ready and,
-# where no kindnetd runs, its pod network programmed.
+# create_cluster IMAGE MODE [WORKERS] [MAX_RESTART]: the kind cluster, created or reused, with its nodes
+# Ready and, where no kindnetd runs, its pod network programmed.
 create_cluster() {
-  local image=$1 mode=$2 workers=${3:-0} config=$LL_CACHE/generated/kind-config.yaml
+  local image=$1 mode=$2 workers=${3:-0} max_restart=${4:-} config=$LL_CACHE/generated/kind-config.yaml
   if cluster_exists; then
     reuse_cluster "$workers"
+    check_restart_cap "$max_restart"
   else
-    render_kind_config "$mode" "$config" "$workers"
+    render_kind_config "$mode" "$config" "$workers" "$max_restart"
     LL_CREATING=1
     step create-cluster kind create cluster --name "$KIND_CLUSTER_NAME" --config "$config" --image "$image"
     LL_CREATING=0

@@ -122,6 +122,32 @@ plan() {
   assert_output --partial "--workers needs a number"
 }
 
+@test "--max-restart-period 60 (or LIVENESS_LAB_MAX_RESTART_PERIOD=60): the kubelet's cap in the plan's kind config; none by default" {
+  run plan yes --max-restart-period 60
+  assert_success
+  assert_output --partial "+ kubelet crashLoopBackOff.maxContainerRestartPeriod 60s (--max-restart-period)"
+  LIVENESS_LAB_MAX_RESTART_PERIOD=45 run plan no
+  assert_success
+  assert_output --partial "+ kubelet crashLoopBackOff.maxContainerRestartPeriod 45s (LIVENESS_LAB_MAX_RESTART_PERIOD)"
+  run plan yes --max-restart-period=300
+  assert_output --partial "maxContainerRestartPeriod 300s"
+  run plan yes
+  refute_output --partial crashLoopBackOff
+}
+
+@test "a --max-restart-period that is not 1 to 300 seconds: exit 2, naming the value and the fix" {
+  local bad
+  for bad in 0 301 60s one -5; do
+    run "$ROOT/scripts/cluster-up.sh" --dry-run --max-restart-period "$bad"
+    assert_failure 2
+    assert_output --partial "error: --max-restart-period must be a whole number of seconds from 1 to 300 (it is '$bad')"
+    assert_output --partial "fix: e.g. --max-restart-period 60"
+  done
+  run "$ROOT/scripts/cluster-up.sh" --max-restart-period
+  assert_failure 2
+  assert_output --partial "--max-restart-period needs a number of seconds"
+}
+
 @test "an unknown argument: exit 2, the error and its fix on stderr, nothing on stdout" {
   refuses_unknown_argument cluster-up.sh
 }
@@ -129,7 +155,7 @@ plan() {
 @test "--help prints the usage" {
   run "$ROOT/scripts/cluster-up.sh" --help
   assert_success
-  assert_line "Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--dry-run] [--help]"
+  assert_line "Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--max-restart-period SECONDS] [--dry-run] [--help]"
 }
 
 # A laptop: no GNU timeout, no Go, other versions of kind, helm and kubectl on PATH, a registry that

@@ -51,6 +51,51 @@ print(json.dumps(d.get("networking", {}), sort_keys=True))' "$1"
   refute_output --partial disableDefaultCNI
 }
 
+@test "a restart cap: one KubeletConfiguration patch for every node, with failCgroupV1 on a cgroup v1 host too" {
+  local mode
+  for mode in airgap registry; do
+    render_kind_config "$mode" "$BATS_TEST_TMPDIR/kind-$mode.yaml" 1 60
+    run python3 -c 'import json, sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+patches = [yaml.safe_load(p) for p in d["kubeadmConfigPatches"]]
+print(json.dumps(patches, sort_keys=True))' "$BATS_TEST_TMPDIR/kind-$mode.yaml"
+    assert_success
+    if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+      assert_output '[{"crashLoopBackOff": {"maxContainerRestartPeriod": "60s"}, "kind": "KubeletConfiguration"}]'
+    else
+      assert_output '[{"crashLoopBackOff": {"maxContainerRestartPeriod": "60s"}, "failCgroupV1": false, "kind": "KubeletConfiguration"}]'
+    fi
+  done
+  render_kind_config registry "$BATS_TEST_TMPDIR/kind-none.yaml"
+  run cat "$BATS_TEST_TMPDIR/kind-none.yaml"
+  refute_output --partial crashLoopBackOff
+}
+
+# shellcheck disable=SC2317 # the stand-ins below are called by check_restart_cap
+@test "a reused cluster with another restart cap is refused, naming both and the fix; the same cap, or none asked, passes" {
+  cluster_nodes() { echo liveness-lab-control-plane; }
+  # /configz as the kind cluster's v1.37 kubelet answers it (locust/tests/fixtures/kubelet/): the default
+  # cap printed, 5m0s.
+  kube() { cat "$ROOT/locust/tests/fixtures/kubelet/configz-default.json"; }
+  run check_restart_cap 60
+  assert_failure
+  assert_output --partial "error: cluster liveness-lab exists with the kubelet's restart cap 5m0s on liveness-lab-control-plane; 60s asked for"
+  assert_output --partial "fix: a kubelet's configuration is set when kind creates the cluster: scripts/cluster-down.sh, then scripts/cluster-up.sh --max-restart-period 60"
+  run check_restart_cap ""
+  assert_success
+  # The same answer with the cap --max-restart-period 60 sets, as Go prints 60 s (not recorded).
+  kube() { sed 's/"maxContainerRestartPeriod":"5m0s"/"maxContainerRestartPeriod":"1m0s"/' "$ROOT/locust/tests/fixtures/kubelet/configz-default.json"; }
+  run check_restart_cap 60
+  assert_success
+  run check_restart_cap 45
+  assert_failure
+  assert_output --partial "restart cap 1m0s on liveness-lab-control-plane; 45s asked for"
+  kube() { return 1; }
+  run check_restart_cap 60
+  assert_success
+  assert_output --partial "the kubelet's configuration could not be read"
+}
+
 @test "a kind-config.yaml without a networking section is refused for the air-gapped path" {
   mkdir -p "$BATS_TEST_TMPDIR/root/scripts"
   grep -v '^networking:$' "$ROOT/kind-config.yaml" >"$BATS_TEST_TMPDIR/root/kind-config.yaml"

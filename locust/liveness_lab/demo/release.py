@@ -72,7 +72,8 @@ def restarted_pods(pods: dict, variants: list[str]) -> list[str]:
 
 class ClusterApi:
     """The release's namespace through the official client (kubeconfig context LIVENESS_LAB_KUBE_CONTEXT):
-    its Deployments and pods as API JSON, and the two changes a run makes to them."""
+    its Deployments and pods as API JSON, the two changes a run makes to them, and what the lab's actions
+    change (lab.actions: replicas, a container's environment, pods deleted with a given grace)."""
 
     def __init__(
         self, context_name: str | None = None, namespace_name: str | None = None, release: str | None = None, timeout_s: float = 10
@@ -131,6 +132,26 @@ class ClusterApi:
     def delete_pods(self, names: list[str]) -> None:
         for name in names:
             self._call(f"deleting pod {name}", self.core.delete_namespaced_pod, name, self.namespace)
+
+    def deployment(self, name: str) -> dict:
+        return self._json(self._call(f"reading Deployment {name}", self.apps.read_namespaced_deployment, name, self.namespace))
+
+    def scale_deployment(self, name: str, replicas: int) -> None:
+        body = {"spec": {"replicas": replicas}}
+        self._call(f"scaling Deployment {name}", self.apps.patch_namespaced_deployment_scale, name, self.namespace, body)
+
+    def replace_env(self, name: str, env: list[dict]) -> None:
+        """The Deployment's first container gets exactly ENV (a JSON patch: a rollout when it differs)."""
+        body = [{"op": "replace", "path": "/spec/template/spec/containers/0/env", "value": env}]
+        self._call(f"setting the environment of Deployment {name}", self.apps.patch_namespaced_deployment, name, self.namespace, body)
+
+    def component_pods(self, component: str) -> list[dict]:
+        selector = f"{self.selector},{COMPONENT_LABEL}={component}"
+        found = self._call(f"listing the pods of {component}", self.core.list_namespaced_pod, self.namespace, label_selector=selector)
+        return self._json(found).get("items", [])
+
+    def delete_pod(self, name: str, grace_s: int | None = None) -> None:
+        self._call(f"deleting pod {name}", self.core.delete_namespaced_pod, name, self.namespace, grace_period_seconds=grace_s)
 
     def restart_deployment(self, name: str) -> None:
         """What `kubectl rollout restart` does: a new template annotation, so a new ReplicaSet."""

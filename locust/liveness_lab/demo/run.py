@@ -19,8 +19,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from liveness_lab.base import DEFAULT_LATENCY_MS, LOCUST_DIR, ROOT, coordinates
 from liveness_lab.base.console import LOG, log_file
@@ -231,11 +233,30 @@ def phase_at(opts: DemoOptions, elapsed: float) -> str:
     return "ending"
 
 
+class DuringLoad(Protocol):
+    """What a caller does to the cluster while the load runs (the lab's scenario actions, lab.actions):
+    started with the load's start time and a RECORD(kind, **fields) that writes to the run's timeline,
+    stopped when the load is over (before the recorder), or on any error."""
+
+    def start(self, started: float, record: Callable[..., None]) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 class Demo:
     """One scripted run: prepare (cluster, lock, swarm, pods, settled release), swarm, report."""
 
-    def __init__(self, opts: DemoOptions, console=None, environ=os.environ, api: rel.ClusterApi | None = None, print_summary: bool = True):
+    def __init__(
+        self,
+        opts: DemoOptions,
+        console=None,
+        environ=os.environ,
+        api: rel.ClusterApi | None = None,
+        print_summary: bool = True,
+        during_load: DuringLoad | None = None,
+    ):
         self.opts, self.console, self.environ, self.print_summary = opts, console, environ, print_summary
+        self.during_load, self.during_load_started = during_load, False
         self.api = api
         self.claim = None
         self.recorder: LiveRecorder | None = None
@@ -392,9 +413,23 @@ class Demo:
             self.swarm_in_cluster(plan, record)
         else:
             self.swarm_on_host(plan, record)
+        self.stop_during_load()
         time.sleep(RECORDER_TAIL_S)
         self.recorder.stop()
         self.recorder = None
+
+    def start_during_load(self, started: float) -> None:
+        """The caller's DuringLoad, from the load's start, writing to this run's timeline."""
+        if self.during_load is None or self.recorder is None:
+            return
+        recorder = self.recorder.recorder
+        self.during_load.start(started, lambda kind, **fields: recorder.write(kind, **fields))
+        self.during_load_started = True
+
+    def stop_during_load(self) -> None:
+        if self.during_load_started:
+            self.during_load_started = False
+            self.during_load.stop()
 
     def swarm_on_host(self, plan: Plan, record: RunRecord) -> None:
         o = self.opts
@@ -437,6 +472,7 @@ class Demo:
             log.write(f"$ {shlex.join(cmd)}\n")
             log.flush()
             self.locust = subprocess.Popen(cmd, cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+            self.start_during_load(record.locust_started)
             self.follow(record.locust_started, plan)
             # Locust exits 1 when any request failed: expected here (the blocking pods); the verdict decides.
             self.locust.wait()
@@ -465,6 +501,7 @@ class Demo:
             locust.start(plan.user_classes, options)
         except MasterUnavailable as e:
             raise SetupError(f"the release's Locust master did not take the swarm ({e})", f"see {plan.out / 'locust.log'}") from e
+        self.start_during_load(record.locust_started)
         self.follow(record.locust_started, plan)
         for note in locust.notes:
             LOG.warning("in-cluster load: %s", note)
@@ -529,7 +566,9 @@ class Demo:
         return result.exit_code
 
     def cleanup(self) -> None:
-        """However the run ends: Locust stopped, the recorder stopped, the cluster lock given back."""
+        """However the run ends: the caller's actions and Locust stopped, the recorder stopped, the cluster
+        lock given back."""
+        self.stop_during_load()
         if self.locust is not None and self.locust.poll() is None:
             self.locust.send_signal(signal.SIGINT)
             try:

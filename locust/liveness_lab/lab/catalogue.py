@@ -12,6 +12,11 @@ A scenario file holds data only (adding one needs no code):
     values: {...}                  # chart values laid over the release's own (helm upgrade -f)
     variants: [blocking, reactive] # swarmed by scripts/demo.sh, from chart/values.yaml `variants:`
     load: {users: 20, rate: 1, latency_ms: 1000, ramp: 10, hold: 60, quiet: 60}
+    actions:                       # what the lab does while the load runs (lab.actions), in order of `at`
+      - {at: 30, target: downstream, replicas: 0, grace: 0, note: the downstream goes away}
+      - {at: 60, target: downstream, env: {DEMO_API_DELAY: 3s}}   # null removes a variable
+    cpu_check: full                # or machine: only the machine's busy share can void a run (see CPU_CHECKS)
+    kubelet: {maxContainerRestartPeriod: 60}   # what the cluster's kubelets must run with (see KUBELET)
     predict:                       # per swarmed variant, in the vocabulary of PREDICTIONS below
       blocking: {restarts: ">=1", kill_reason: liveness, kill_timing: from-settings}
       reactive: {restarts: 0, failures: 0}
@@ -47,7 +52,8 @@ PREDICTIONS = {
     "restarts": "a count: container restarts of the variant's pods during the run",
     "restarted_pods": "'all' or a count: how many of its pods restarted at least once",
     "kill_reason": "'liveness': every restart followed liveness failures (not OOMKilled, not evicted)",
-    "kill_timing": "'from-settings': the first liveness kill within (F-1)P+T .. FP+T (+ slack) of the load start, from the recorded probe",
+    "kill_timing": "'from-settings': the first liveness kill within (F-1)P+T .. FP+T (+ slack) of the load start, from the recorded "
+    "probe; 'from-action': the same window after the scenario's first action",
     "failures": "a count: failed requests",
     "shed": "a count: requests answered 429 Too Many Requests (load shedding)",
     "failures_not_shed": "a count: failed requests other than 429: timeouts, resets, other statuses",
@@ -56,15 +62,58 @@ PREDICTIONS = {
     "ready": "'throughout' (every pod Ready in every snapshot) or 'not-throughout' (some pod NotReady during the load)",
     "recovers": "true: every pod Ready again within the quiet period (and stays so)",
     "throughput": "'offered': median requests/s during the hold at least 90 % of users x rate",
+    "recovery_after_actions": "a count of seconds: from the last action's end (its rollout done) until every pod of the variant is Ready "
+    "and stays so",
+    "added_restarts": "a count: container restarts of the pods an action added (a scale-out's new pods)",
+    "added_liveness_failures": "a count: 'Liveness probe failed' events of the pods an action added",
+    "throttled_pct": "a count: percent of CFS periods throttled over the run, the variant's most throttled pod (cAdvisor's counters)",
+    "ready_share_pct": "a count: percent of the variant's pod-seconds Ready from the load start to the load stop",
+    "longest_not_ready_s": "a count: the longest stretch in seconds, load start to load stop, with no Ready pod of the variant",
 }
 CHOICES = {
     "kill_reason": {"liveness"},
-    "kill_timing": {"from-settings"},
+    "kill_timing": {"from-settings", "from-action"},
     "ready": {"throughout", "not-throughout"},
     "recovers": {True},
     "throughput": {"offered"},
 }
-TOP_KEYS = {"title", "order", "quick", "setting", "lesson", "sources", "values", "variants", "load", "predict", "measured"}
+# The predictions that read the scenario's actions, and what they need of them.
+NEED_ACTIONS = {"recovery_after_actions": "actions", "added_restarts": "scale-up", "added_liveness_failures": "scale-up"}
+TOP_KEYS = {
+    "title",
+    "order",
+    "quick",
+    "setting",
+    "lesson",
+    "sources",
+    "values",
+    "variants",
+    "load",
+    "actions",
+    "cpu_check",
+    "kubelet",
+    "predict",
+    "measured",
+}
+# An action (lab.actions): `at` seconds after the load start, what it changes on `target`'s Deployment: its
+# `replicas` (with `grace`, the pods a scale to 0 removes are deleted with that grace period in seconds: 0 is
+# a force deletion, the pods gone from the API and their Service at once, while the kubelet still stops each
+# container with its spec's grace, preStop included: kubernetes#110507, kubernetes#115819) or its
+# container's `env` (NAME: text sets it, NAME: null removes it: a rollout); `note` says what it stands for.
+# The target is a swarmed variant, or `downstream` when the scenario's values enable it.
+ACTION_KEYS = {"at", "target", "replicas", "grace", "env", "note"}
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+MAX_REPLICAS = 10
+# cpu_check: what of the CPU starvation check (report.verdict.cpu_check) may void a run. full: the machine
+# 90 % busy, or a variant that never blocks throttled, failing probes or slow (its cause could be CPU
+# starvation, not the scenario); machine: only the machine's busy share, for a scenario whose subject is a
+# never-blocking variant throttled or failing its probes for another reason (a tight CPU limit, a dependency).
+CPU_CHECKS = {"full", "machine"}
+# kubelet: what the cluster's kubelets must run with for the scenario to mean anything, read from each
+# node's /configz before the lab starts (lab.runner); a cluster without it is refused (or the scenario
+# skipped when it was not asked for by name). maxContainerRestartPeriod: the CrashLoopBackOff cap in
+# seconds, 1-300 (KEP-5593; 300 when the kubelet sets none): scripts/cluster-up.sh --max-restart-period.
+KUBELET_KEYS = {"maxContainerRestartPeriod": (1, 300)}
 REQUIRED = {"title", "lesson", "sources", "variants", "predict"}
 
 
@@ -73,6 +122,28 @@ class ScenarioError(ValueError):
 
     def __init__(self, path, field_name, problem):
         super().__init__(f"{path}: {field_name}: {problem}")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step of a scenario's `actions` (see ACTION_KEYS)."""
+
+    at: int
+    target: str
+    replicas: int | None = None
+    env: dict | None = None
+    grace: int | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        """ "downstream: replicas 0 (its pods deleted with 0 s grace)", "downstream: DEMO_API_DELAY=3s"..."""
+        if self.replicas is not None:
+            grace = f" (its pods deleted with {self.grace} s grace)" if self.grace is not None else ""
+            return f"{self.target}: replicas {self.replicas}{grace}"
+        return f"{self.target}: " + ", ".join(f"{k}={v}" if v is not None else f"{k} removed" for k, v in self.env.items())
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in vars(self).items() if v is not None and v != ""}
 
 
 @dataclass(frozen=True)
@@ -90,6 +161,13 @@ class Scenario:
     measured: str = ""
     order: int = 100
     quick: bool = False
+    actions: list[Action] = field(default_factory=list)
+    cpu_check: str = "full"
+    kubelet: dict = field(default_factory=dict)
+
+    def scales_up(self, variant: str) -> bool:
+        """An action raises VARIANT's replicas (its new pods are the scenario's own, not a disturbance)."""
+        return any(a.target == variant and a.replicas for a in self.actions)
 
     def minutes(self) -> float:
         """The load's own duration (ramp, hold, demo.sh's 5 s cool-down, quiet) in minutes."""
@@ -114,6 +192,85 @@ def check_prediction(path, where, key, value) -> None:
         ok = value in CHOICES[key] and not (key != "recovers" and isinstance(value, bool))
     if not ok:
         raise ScenarioError(path, field_name, f"{value!r} is not {PREDICTIONS[key]}")
+
+
+def whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_actions(path, data: dict, variants: list[str], values: dict, load: dict) -> list[Action]:
+    """The scenario's `actions`, checked (ACTION_KEYS), in order of `at`."""
+    given = data.get("actions") or []
+    if not isinstance(given, list):
+        raise ScenarioError(path, "actions", "must be a list of actions, e.g. [{at: 30, target: downstream, replicas: 0}]")
+    downstream = isinstance(values.get("downstream"), dict) and values["downstream"].get("enabled") is True
+    window = load["ramp"] + load["hold"]
+    out = []
+    for i, a in enumerate(given):
+        where = f"actions[{i}]"
+        if not isinstance(a, dict):
+            raise ScenarioError(path, where, "must be a map of " + ", ".join(sorted(ACTION_KEYS)))
+        for key in a:
+            if key not in ACTION_KEYS:
+                raise ScenarioError(path, f"{where}.{key}", f"unknown key; known: {', '.join(sorted(ACTION_KEYS))}")
+        for key in ("at", "target"):
+            if key not in a:
+                raise ScenarioError(path, f"{where}.{key}", "missing")
+        at, target = a["at"], a["target"]
+        if not whole(at) or not 0 <= at < window:
+            raise ScenarioError(
+                path, f"{where}.at", f"{at!r} is not a whole number of seconds within the load (0 to ramp + hold, {window} s)"
+            )
+        if target == "downstream":
+            if not downstream:
+                raise ScenarioError(
+                    path, f"{where}.target", "downstream: the scenario's values must enable it (downstream: {enabled: true})"
+                )
+        elif target not in variants:
+            raise ScenarioError(path, f"{where}.target", f"{target!r} is neither a swarmed variant ({', '.join(variants)}) nor downstream")
+        if ("replicas" in a) == ("env" in a):
+            raise ScenarioError(path, where, "needs one of replicas (scale the Deployment) or env (set its container's environment)")
+        replicas, env, grace = a.get("replicas"), a.get("env"), a.get("grace")
+        if "replicas" in a and not (whole(replicas) and 0 <= replicas <= MAX_REPLICAS):
+            raise ScenarioError(path, f"{where}.replicas", f"{replicas!r} is not a whole number from 0 to {MAX_REPLICAS}")
+        if "grace" in a and not (replicas == 0 and whole(grace) and grace >= 0):
+            raise ScenarioError(path, f"{where}.grace", "goes with replicas: 0 only, a whole number of seconds >= 0 (0: a force deletion)")
+        if "env" in a:
+            if not (isinstance(env, dict) and env):
+                raise ScenarioError(path, f"{where}.env", "must map variable names to a text (set) or null (remove)")
+            for name, value in env.items():
+                if not (isinstance(name, str) and ENV_NAME.match(name)):
+                    raise ScenarioError(path, f"{where}.env", f"{name!r} is not an environment variable name")
+                if not (value is None or isinstance(value, (str, int, float)) and not isinstance(value, bool)):
+                    raise ScenarioError(path, f"{where}.env.{name}", f"{value!r} is not a text or null")
+            env = {k: None if v is None else str(v) for k, v in env.items()}
+        note = a.get("note", "")
+        if not isinstance(note, str):
+            raise ScenarioError(path, f"{where}.note", "must be a text")
+        out.append(Action(at, target, replicas, env, grace, note.strip()))
+    return sorted(out, key=lambda x: x.at)
+
+
+def check_kubelet(path, data: dict) -> dict:
+    given = data.get("kubelet") or {}
+    if not isinstance(given, dict):
+        raise ScenarioError(path, "kubelet", f"must be a map of {', '.join(KUBELET_KEYS)}")
+    for key, value in given.items():
+        if key not in KUBELET_KEYS:
+            raise ScenarioError(path, f"kubelet.{key}", f"unknown key; known: {', '.join(KUBELET_KEYS)}")
+        low, high = KUBELET_KEYS[key]
+        if not (whole(value) and low <= value <= high):
+            raise ScenarioError(path, f"kubelet.{key}", f"{value!r} is not a whole number of seconds from {low} to {high}")
+    return dict(given)
+
+
+def check_needs(path, where: str, key: str, value, actions: list[Action], variant: str) -> None:
+    """A prediction that reads the actions needs them: any for from-action and recovery, a scale-up of its variant for added_*."""
+    need = NEED_ACTIONS.get(key) or ("actions" if (key, value) == ("kill_timing", "from-action") else None)
+    if need == "actions" and not actions:
+        raise ScenarioError(path, f"{where}.{key}", "needs the scenario's actions (it is timed from them)")
+    if need == "scale-up" and not any(a.target == variant and a.replicas for a in actions):
+        raise ScenarioError(path, f"{where}.{key}", f"needs an action that raises {variant}'s replicas (its new pods are what it counts)")
 
 
 def load_scenario(path) -> Scenario:
@@ -165,6 +322,11 @@ def load_scenario(path) -> Scenario:
             )
         load[key] = value
     load["rate"] = float(load["rate"])
+    actions = check_actions(path, data, variants, values, load)
+    cpu_check = data.get("cpu_check", "full")
+    if cpu_check not in CPU_CHECKS:
+        raise ScenarioError(path, "cpu_check", f"{cpu_check!r} is not one of {', '.join(sorted(CPU_CHECKS))}")
+    kubelet = check_kubelet(path, data)
     predict = data["predict"]
     if not (isinstance(predict, dict) and predict):
         raise ScenarioError(path, "predict", "must map each swarmed variant to its predictions")
@@ -176,6 +338,7 @@ def load_scenario(path) -> Scenario:
             raise ScenarioError(path, where, "must be a map of predictions: " + ", ".join(PREDICTIONS))
         for key, value in expected.items():
             check_prediction(path, where, key, value)
+            check_needs(path, where, key, value, actions, variant)
     order, quick = data.get("order", 100), data.get("quick", False)
     if not isinstance(order, int) or isinstance(order, bool):
         raise ScenarioError(path, "order", f"{order!r} is not a whole number")
@@ -195,6 +358,9 @@ def load_scenario(path) -> Scenario:
         measured=" ".join(data.get("measured", "").split()),
         order=order,
         quick=quick,
+        actions=actions,
+        cpu_check=cpu_check,
+        kubelet=kubelet,
     )
 
 

@@ -69,13 +69,44 @@ def stack(s: Scenario | None, j: judge.Judgement) -> str:
     return " and ".join(found) or "?"
 
 
+# The figures a scenario of the storms (actions, throttling, the back-off) adds, when its run has them.
+MORE_FIGURES = (
+    ("firstKillAfterActionS", "first kill {:.0f} s after the first action"),
+    ("recoveryAfterActionsS", "all Ready {:.0f} s after the last action"),
+    ("addedPods", "{} pod(s) added"),
+    ("addedRestarts", "{} restart(s) of them"),
+    ("throttledPct", "throttled in {:.0f} % of periods"),
+    ("readySharePct", "Ready {:.0f} % of the time"),
+    ("longestNotReadyS", "longest without a Ready pod {:.0f} s"),
+)
+
+
 def measured(j: judge.Judgement) -> str:
-    """The first run's figures per variant: restarts, failures, first kill."""
+    """The first run's figures per variant: restarts, failures, first kill (and those of MORE_FIGURES the
+    scenario predicts)."""
     parts = []
     for v, f in j.figures.items():
         kill = f" first kill +{f['firstLivenessKillS']:.0f} s," if f.get("firstLivenessKillS") is not None else ""
-        parts.append(f"{v}: {f['restarts']} restart(s),{kill} {f['failures']} of {f['requests']} failed, {f['unhealthy']} Unhealthy")
+        more = "".join(f", {text.format(f[key])}" for key, text in MORE_FIGURES if wanted(j, v, key) and f.get(key) is not None)
+        parts.append(f"{v}: {f['restarts']} restart(s),{kill} {f['failures']} of {f['requests']} failed, {f['unhealthy']} Unhealthy{more}")
     return "; ".join(parts)
+
+
+# Which prediction keys make a figure worth showing (a scenario that predicts none of them shows none).
+FIGURE_KEYS = {
+    "firstKillAfterActionS": {"kill_timing"},
+    "recoveryAfterActionsS": {"recovery_after_actions"},
+    "addedPods": {"added_restarts", "added_liveness_failures"},
+    "addedRestarts": {"added_restarts", "added_liveness_failures"},
+    "throttledPct": {"throttled_pct"},
+    "readySharePct": {"ready_share_pct", "longest_not_ready_s"},
+    "longestNotReadyS": {"ready_share_pct", "longest_not_ready_s"},
+}
+
+
+def wanted(j: judge.Judgement, variant: str, figure: str) -> bool:
+    """The run's judgement has a line of VARIANT for a prediction the FIGURE belongs to."""
+    return any(x.variant == variant and x.key in FIGURE_KEYS[figure] for x in j.lines)
 
 
 def missed(j: judge.Judgement) -> list[str]:

@@ -1,8 +1,12 @@
 """The lab's run over the cluster (``python -m liveness_lab lab``, what ``scripts/lab.sh`` runs): per
 scenario, helm upgrade the release with its own values plus the scenario's overlay, wait until the
 swarmed variants run fresh pods, Ready and settled, run the scripted demo in this process (under the
-lab's cluster lock), judge it against the prediction (lab.judge), restore the release (helm rollback to
-the revision before); then the matrix. Ctrl-C, SIGTERM or an error restores the release first.
+lab's cluster lock) while the scenario's actions change the release at their times (lab.actions), put
+back what the actions changed, judge the run against the prediction (lab.judge), restore the release
+(helm rollback to the revision before); then the matrix. Ctrl-C, SIGTERM or an error restores the release
+first. A scenario that needs something of the kubelets (its `kubelet`, lab.kubelet) runs only on a cluster
+whose every node has it: asked for by name, it is refused otherwise (exit 3, saying how to bring such a
+cluster up); in a run of the whole catalogue it is skipped, saying so.
 """
 
 import json
@@ -20,11 +24,18 @@ from liveness_lab.demo import release as rel
 from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_name
 from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
 
-from . import catalogue, judge, matrix
+from . import catalogue, judge, kubelet, matrix
+from .actions import ActionRunner
 
 EXIT = {judge.HELD: HELD, judge.NOT_HELD: NOT_HELD, judge.CANNOT_TELL: CANNOT_TELL}
-# At most this long per scenario run, for the lock's expiry.
-SCENARIO_MAX_S = 600
+# A scenario run takes its load's own time and at most this much more (upgrade, settling, report,
+# rollback), for the lock's expiry.
+SCENARIO_OVERHEAD_S = 600
+
+
+def scenario_max_s(scenario: catalogue.Scenario) -> int:
+    """The longest one run of SCENARIO may hold the cluster."""
+    return round(scenario.minutes() * 60) + SCENARIO_OVERHEAD_S
 
 
 @dataclass
@@ -78,6 +89,9 @@ class Lab:
         self.api = None
         self.helm = None
         self.out: Path | None = None
+        self.actions: ActionRunner | None = None  # the running scenario's, until undone
+        self.kubelets: dict | None = None  # per node, what lab.kubelet read (once)
+        self.skipped: list[str] = []
 
     def choose(self) -> list[catalogue.Scenario]:
         try:
@@ -106,8 +120,47 @@ class Lab:
         except (rel.HelmFailed, OSError, ValueError, KeyError) as e:
             raise SetupError(f"release {self.api.release} is not installed ({e})", "scripts/cluster-up.sh first") from e
 
+    def kubelet_ready(self, scenario: catalogue.Scenario) -> bool:
+        """Whether every node's kubelet runs as SCENARIO needs (its `kubelet`); a scenario asked for by name
+        (--only) on a cluster without it is a set-up error, one in a run of the whole catalogue is skipped."""
+        if not scenario.kubelet:
+            return True
+        asked = bool(self.opts.only) and scenario.name in self.opts.only
+        problem = None
+        if self.kubelets is None:
+            try:
+                self.kubelets = kubelet.read(self.api)
+                LOG.info("kubelets: %s", ", ".join(f"{n} {s}" for n, s in sorted(self.kubelets.items())))
+            except kubelet.KubeletUnreadable as e:
+                self.kubelets = {}
+                problem = f"the kubelets' configuration could not be read ({e})"
+        if problem is None and not self.kubelets:
+            problem = "the kubelets' configuration could not be read (see above)"
+        lacking = kubelet.unmet(scenario.kubelet, self.kubelets) if problem is None else []
+        if problem is None and not lacking:
+            return True
+        why = problem or "; ".join(lacking)
+        fix = kubelet.how_to_get(scenario.kubelet)
+        if asked:
+            raise SetupError(f"{scenario.name} needs kubelets with {scenario.kubelet}: {why}", f"on kind: {fix}")
+        LOG.warning("skipping %s: it needs kubelets with %s (%s); on kind: %s", scenario.name, scenario.kubelet, why, fix)
+        self.skipped.append(scenario.name)
+        return False
+
+    def undo_actions(self) -> None:
+        """What the running scenario's actions changed, put back (before the judge, and on any error)."""
+        if self.actions is None:
+            return
+        runner, self.actions = self.actions, None
+        runner.stop()
+        try:
+            runner.undo()
+        except rel.ApiUnavailable as e:
+            LOG.warning("could not put back what the actions changed (%s): the rollback follows", e)
+
     def restore(self) -> None:
         """Back to the revision before the scenario's upgrade, when one is pending."""
+        self.undo_actions()
         if self.restore_to is None:
             return
         revision, self.restore_to = self.restore_to, None
@@ -181,7 +234,17 @@ class Lab:
                 f"{scenario.name}: helm upgrade failed (log: {folder / 'helm-upgrade.log'}): {e}", "the release is restored on exit"
             ) from e
         self.fresh_pods(since, scenario.variants)
-        demo = Demo(demo_options(scenario, folder, self.opts.load), self.console, self.environ, api=self.api, print_summary=False)
+        if self.kubelets and scenario.kubelet:
+            (folder / "kubelet.json").write_text(json.dumps(self.kubelets, indent=2) + "\n")
+        self.actions = ActionRunner(self.api, scenario.actions) if scenario.actions else None
+        demo = Demo(
+            demo_options(scenario, folder, self.opts.load),
+            self.console,
+            self.environ,
+            api=self.api,
+            print_summary=False,
+            during_load=self.actions,
+        )
         t1 = time.time()
         LOG.info("%s: upgraded after %.0f s; the scripted demo (log: %s)", scenario.name, t1 - t0, folder / "demo.log")
         # The demo's own verdict is on the demo's claim, not on this scenario's: the judge decides.
@@ -190,6 +253,7 @@ class Lab:
                 demo.run()
             except SetupError as e:
                 LOG.error("%s", e.message + (f"\n  fix: {e.fix}" if e.fix else ""))
+        self.undo_actions()
         if not (folder / "run.json").is_file() or not (folder / "timeline.jsonl").is_file():
             tail = "\n".join((folder / "demo.log").read_text().splitlines()[-10:]) if (folder / "demo.log").is_file() else ""
             raise SetupError(f"{scenario.name}: the scripted demo recorded no run (log: {folder / 'demo.log'})\n{tail}")
@@ -238,7 +302,10 @@ class Lab:
                     environ=self.environ,
                     clone=str(ROOT),
                 )
-                self.claim = lock.claim("lab.sh", len(scenarios) * self.opts.repeat * SCENARIO_MAX_S, self.opts.command)
+                scenarios = [s for s in scenarios if self.kubelet_ready(s)]
+                if not scenarios:
+                    raise SetupError(f"no scenario to run here: {', '.join(self.skipped)} need other kubelets (see above)")
+                self.claim = lock.claim("lab.sh", self.opts.repeat * sum(map(scenario_max_s, scenarios)), self.opts.command)
                 (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
                 LOG.info(
                     "lab: %s scenario(s) x %s into %s: %s", len(scenarios), self.opts.repeat, self.out, " ".join(s.name for s in scenarios)
@@ -250,6 +317,8 @@ class Lab:
                         codes.append(self.run_scenario(s, folder))
                 matrix.build(self.out)
                 LOG.info("lab done in %.0f s: %s (table: %s)", time.time() - started, self.out / "matrix.html", self.out / "matrix.md")
+                if self.skipped:
+                    LOG.warning("skipped (their kubelet settings are not this cluster's): %s", ", ".join(self.skipped))
                 return worst(codes)
             finally:
                 if self.restore_to is not None:

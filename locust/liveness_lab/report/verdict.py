@@ -220,13 +220,14 @@ class PodHistory:
     restarts_by_pod: dict[str, int]
     evicted: list[str]
     ready: list[tuple[float, int, int]]  # (t, Ready pods, pods)
+    first_seen: dict[str, float] = field(default_factory=dict)  # pod -> its first snapshot
 
 
 def pod_history(timeline: list[dict], variant: str) -> PodHistory:
     """Restarts: a pod's restart count going up between two snapshots. Its time is the container's
     finishedAt when the API gave one, else the snapshot's."""
     snapshots = [(r["t"], [p for p in r["pods"] if p["variant"] == variant]) for r in timeline if r["kind"] == "pods"]
-    baseline, last_count, restarts, evicted, ready = {}, {}, [], set(), []
+    baseline, last_count, restarts, evicted, ready, first_seen = {}, {}, [], set(), [], {}
     for t, pods in snapshots:
         ready.append((t, sum(p["ready"] for p in pods), len(pods)))
         for p in pods:
@@ -235,6 +236,7 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
                 evicted.add(name)
             if name not in last_count:
                 baseline[name] = last_count[name] = p["restarts"]
+                first_seen[name] = t
                 continue
             if p["restarts"] > last_count[name]:
                 at = p["lastTerminatedAt"] if p["lastTerminatedAt"] and p["lastTerminatedAt"] <= t else t
@@ -254,7 +256,42 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
         restarts_by_pod={name: last_count[name] - baseline[name] for name in pods},
         evicted=sorted(evicted),
         ready=ready,
+        first_seen=first_seen,
     )
+
+
+@dataclass(frozen=True)
+class RecordedAction:
+    """One of the lab's actions during the run (lab.actions): when it was done, on which target, what it
+    changed, and when its Deployment had rolled out (None: not within the recording); host clock."""
+
+    index: int
+    t: float
+    target: str
+    what: str
+    replicas: int | None
+    done: float | None
+    error: str | None = None
+
+
+def recorded_actions(timeline: list[dict]) -> list[RecordedAction]:
+    """The timeline's `action` records, each with the time of its `action-done`; those the API refused
+    are left out."""
+    done = {r["index"]: r["t"] for r in timeline if r["kind"] == "action-done"}
+    return [
+        RecordedAction(r["index"], r["t"], r["target"], r.get("what", ""), r.get("replicas"), done.get(r["index"]), r.get("error"))
+        for r in timeline
+        if r["kind"] == "action" and not r.get("error")
+    ]
+
+
+def added_by_actions(history: PodHistory, variant: str, actions: list[RecordedAction]) -> list[str]:
+    """The pods of VARIANT that came up during the run after an action raised its replicas: the
+    scenario's own new pods, not a rollout or a deletion under the run."""
+    raised = [a.t for a in actions if a.target == variant and a.replicas]
+    if not raised:
+        return []
+    return [p for p in history.added_during_run if history.first_seen.get(p, 0) >= min(raised) - CLOCK_SLACK_S]
 
 
 @dataclass
@@ -649,6 +686,7 @@ class CpuCheck:
     notes: list[str]
     warnings: list[str]
     throttled: dict[str, float]
+    machine_warnings: list[str] = field(default_factory=list)  # those of warnings about the machine's busy share
 
     @property
     def starved(self) -> bool:
@@ -683,6 +721,7 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
     else:
         why = next((r["message"] for r in timeline if r["kind"] == "error" and r.get("what") == "cpu"), None)
         notes.append(f"machine CPU: no samples{f' ({why})' if why else ''}")
+    machine = list(warnings)
     throttled = {}
     if len(throttles) >= 2:
         throttled = throttled_share(throttles)
@@ -710,7 +749,7 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
                     f"{v} median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the "
                     "pod was short of CPU"
                 )
-    return CpuCheck(notes, warnings, throttled)
+    return CpuCheck(notes, warnings, throttled, machine)
 
 
 @dataclass
@@ -728,6 +767,7 @@ class Verdict:
     loads: dict[str, ServedLoad] = field(default_factory=dict)
     load_notes: list[str] = field(default_factory=list)
     clocks: clock.ClockCheck | None = None
+    actions: list[RecordedAction] = field(default_factory=list)  # the lab's, during the run
 
     @property
     def exit_code(self) -> int:
@@ -743,7 +783,13 @@ class Verdict:
             "checks": [{"who": c.who, "ok": c.ok, "text": c.text} for c in self.checks],
             "notes": self.notes,
             "disturbances": self.disturbances,
-            "cpu": {"notes": self.cpu.notes, "warnings": self.cpu.warnings, "starved": self.cpu.starved, "throttled": self.cpu.throttled},
+            "cpu": {
+                "notes": self.cpu.notes,
+                "warnings": self.cpu.warnings,
+                "machineWarnings": self.cpu.machine_warnings,
+                "starved": self.cpu.starved,
+                "throttled": self.cpu.throttled,
+            },
             "phases": vars(self.phases),
             "killWindows": {
                 v: {"fromS": w.low, "toS": w.high, "earliestS": w.earliest_s, "latestS": w.latest_s} for v, w in self.kill_windows.items()
@@ -751,16 +797,18 @@ class Verdict:
             "variants": {v: a.to_json() for v, a in self.analyses.items()},
             "load": {"notes": self.load_notes, "variants": {v: x.to_json() for v, x in self.loads.items()}},
             "clock": self.clocks.to_json() if self.clocks else None,
+            "actions": [vars(a) for a in self.actions],
         }
 
 
-def disturbances(analyses: dict[str, VariantAnalysis], api_errors: int) -> list[str]:
-    """Why the run says nothing about the claim, if it does not."""
-    found = [
-        f"{v}: pods created during the run ({', '.join(a.pods.added_during_run)}): a rollout or a deletion, not the load"
-        for v, a in analyses.items()
-        if a.pods.added_during_run
-    ]
+def disturbances(analyses: dict[str, VariantAnalysis], api_errors: int, actions: list[RecordedAction] | None = None) -> list[str]:
+    """Why the run says nothing about the claim, if it does not. Pods an action of the lab added (a
+    scale-out) are the run's own."""
+    found = []
+    for v, a in analyses.items():
+        others = sorted(set(a.pods.added_during_run) - set(added_by_actions(a.pods, v, actions or [])))
+        if others:
+            found.append(f"{v}: pods created during the run ({', '.join(others)}): a rollout or a deletion, not the load")
     if api_errors >= API_ERRORS_DISTURBED:
         found.append(f"the Kubernetes API did not answer {api_errors} times during the recording: the cluster went away or was overloaded")
     return found
@@ -786,7 +834,8 @@ def judge(data: RunData) -> Verdict:
         checks += check_spared(analyses[v])
     windows = {v: w for v, a in analyses.items() if (w := variant_kill_window(a, run))}
     api_errors = sum(1 for r in data.timeline if r["kind"] == "error" and r.get("what") == "api")
-    disturbed = disturbances(analyses, api_errors)
+    actions = recorded_actions(data.timeline)
+    disturbed = disturbances(analyses, api_errors, actions)
     if clocks.start or clocks.end:
         notes.append(clocks.describe())
     if not clocks.steady:
@@ -827,4 +876,5 @@ def judge(data: RunData) -> Verdict:
         loads=loads,
         load_notes=load_notes,
         clocks=clocks,
+        actions=actions,
     )

@@ -57,6 +57,9 @@ final class ModeStack implements EnvironmentPostProcessor {
 			"it turns on Reactor Netty's server metrics, and the servlet modes serve on Tomcat "
 					+ "(its thread pool's meters are tomcat_threads_*)");
 
+	/** WebFlux only too, and a duration: the downstream's slow API (ApiDelay). */
+	private static final String API_DELAY = "demo.api-delay";
+
 	@Override
 	public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
 		Binder binder = Binder.get(environment);
@@ -78,6 +81,12 @@ final class ModeStack implements EnvironmentPostProcessor {
 							+ ") does not apply to mode " + mode.label() + ": " + why,
 							"Unset " + environmentName(property) + ", or choose a WebFlux mode: " + webFluxModes() + ".");
 				}
+			});
+			binder.bind(API_DELAY, String.class).ifBound((delay) -> {
+				throw new FailureAnalyzedException(API_DELAY + "=" + delay + " (" + environmentName(API_DELAY)
+						+ ") does not apply to mode " + mode.label()
+						+ ": the delay is a WebFlux filter (ApiDelay), and on Tomcat every request would be served at once",
+						"Unset " + environmentName(API_DELAY) + ", or choose a WebFlux mode: " + webFluxModes() + ".");
 			});
 		}
 		else {

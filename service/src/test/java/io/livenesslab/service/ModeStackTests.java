@@ -64,6 +64,15 @@ class ModeStackTests {
 			.hasMessageContaining(setting + "=true (" + environment + ") does not apply to mode " + mode + ": ");
 	}
 
+	/** Without the refusal the servlet modes would start and answer every request at once, the delay ignored. */
+	@ParameterizedTest(name = "demo.api-delay in mode {0} stops start-up")
+	@CsvSource({ "servlet", "servlet-async", "servlet-virtual" })
+	void theSlowApiStopsAServletMode(String mode) {
+		assertThatThrownBy(() -> RunningService.start(Map.of("demo.mode", mode, "demo.api-delay", "3s")))
+			.isInstanceOf(FailureAnalyzedException.class)
+			.hasMessageContaining("demo.api-delay=3s (DEMO_API_DELAY) does not apply to mode " + mode + ": ");
+	}
+
 	@ParameterizedTest(name = "{0} with spring.threads.virtual.enabled={1} stops start-up")
 	@CsvSource({ "servlet, true", "servlet-virtual, false" })
 	void virtualThreadsThatContradictTheModeStopStartUp(String mode, boolean virtual) {

@@ -1,0 +1,254 @@
+"""The lab's scenario actions (issue 39): the catalogue checks them and the keys that go with them
+(cpu_check, kubelet, the predictions that read the actions) and names the file and the field of every
+mistake; the action runner does each action at its second after the load start, writes it to the run's
+timeline, waits for the rollout, and puts back what it changed; the kubelet's configuration is read from
+/configz as the kubelet answers it."""
+
+import copy
+import json
+import textwrap
+
+import pytest
+from conftest import FIXTURES
+
+from liveness_lab.demo.release import ApiUnavailable
+from liveness_lab.lab import actions, catalogue, kubelet
+
+GOOD = """\
+title: A test scenario with actions
+lesson: What it teaches.
+sources: [somewhere#1]
+values: {downstream: {enabled: true}}
+variants: [blocking, reactive]
+load: {users: 5, ramp: 10, hold: 60}
+actions:
+  - {at: 40, target: downstream, env: {DEMO_API_DELAY: 3s}, note: slow}
+  - {at: 20, target: downstream, replicas: 0, grace: 0, note: a crash}
+  - {at: 30, target: reactive, replicas: 3}
+cpu_check: machine
+kubelet: {maxContainerRestartPeriod: 60}
+predict:
+  blocking: {kill_timing: from-action}
+  reactive: {recovery_after_actions: "<=30", added_restarts: 0, added_liveness_failures: 0, throttled_pct: ">0"}
+"""
+
+
+def write(tmp_path, text, name="test-one.yaml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_a_file_with_actions_loads_them_in_order_of_time(tmp_path):
+    s = catalogue.load_scenario(write(tmp_path, GOOD))
+    assert [(a.at, a.target) for a in s.actions] == [(20, "downstream"), (30, "reactive"), (40, "downstream")]
+    assert s.actions[0].describe() == "downstream: replicas 0 (its pods deleted with 0 s grace)"
+    assert s.actions[2].describe() == "downstream: DEMO_API_DELAY=3s" and s.actions[2].note == "slow"
+    assert s.cpu_check == "machine" and s.kubelet == {"maxContainerRestartPeriod": 60}
+    assert s.scales_up("reactive") and not s.scales_up("blocking")
+    removed = catalogue.load_scenario(write(tmp_path, GOOD.replace("DEMO_API_DELAY: 3s", "DEMO_API_DELAY: null")))
+    assert removed.actions[2].env == {"DEMO_API_DELAY": None} and removed.actions[2].describe() == "downstream: DEMO_API_DELAY removed"
+
+
+@pytest.mark.parametrize(
+    "change, field, problem",
+    [
+        (
+            ("  - {at: 30, target: reactive, replicas: 3}", "  - {at: 30, target: reactive, replica: 3}"),
+            "actions[2].replica",
+            "unknown key",
+        ),
+        (("{at: 30, target: reactive,", "{target: reactive,"), "actions[2].at", "missing"),
+        (("{at: 30, target: reactive,", "{at: 70, target: reactive,"), "actions[2].at", "within the load (0 to ramp + hold, 70 s)"),
+        (("{at: 30, target: reactive,", "{at: 30.5, target: reactive,"), "actions[2].at", "not a whole number"),
+        (("{at: 30, target: reactive,", "{at: 30, target: virtual,"), "actions[2].target", "neither a swarmed variant"),
+        (("values: {downstream: {enabled: true}}", "values: {}"), "actions[0].target", "the scenario's values must enable it"),
+        (("target: reactive, replicas: 3}", "target: reactive}"), "actions[2]", "needs one of replicas"),
+        (("target: reactive, replicas: 3}", "target: reactive, replicas: 3, env: {A: b}}"), "actions[2]", "needs one of replicas"),
+        (("target: reactive, replicas: 3}", "target: reactive, replicas: 11}"), "actions[2].replicas", "from 0 to 10"),
+        (("target: reactive, replicas: 3}", "target: reactive, replicas: 3, grace: 0}"), "actions[2].grace", "replicas: 0 only"),
+        (("env: {DEMO_API_DELAY: 3s}", "env: {}"), "actions[0].env", "must map variable names"),
+        (("env: {DEMO_API_DELAY: 3s}", "env: {'1 BAD': x}"), "actions[0].env", "not an environment variable name"),
+        (("env: {DEMO_API_DELAY: 3s}", "env: {A: [1]}"), "actions[0].env.A", "not a text or null"),
+        (("actions:\n", "actions: {at: 1}\nunused:\n"), "unused", "unknown key"),
+        (("cpu_check: machine", "cpu_check: none"), "cpu_check", "'none' is not one of full, machine"),
+        (("kubelet: {maxContainerRestartPeriod: 60}", "kubelet: {maxRestart: 60}"), "kubelet.maxRestart", "unknown key"),
+        (
+            ("kubelet: {maxContainerRestartPeriod: 60}", "kubelet: {maxContainerRestartPeriod: 301}"),
+            "kubelet.maxContainerRestartPeriod",
+            "1 to 300",
+        ),
+        (('throttled_pct: ">0"', "throttled_pct: lots"), "predict.reactive.throttled_pct", "is not a count"),
+    ],
+)
+def test_a_bad_action_or_key_is_refused_naming_the_file_and_the_field(tmp_path, change, field, problem):
+    path = write(tmp_path, GOOD.replace(*change))
+    with pytest.raises(catalogue.ScenarioError) as e:
+        catalogue.load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {field}: ") and problem in str(e.value), str(e.value)
+
+
+def test_the_predictions_that_read_actions_need_them(tmp_path):
+    without = GOOD.split("actions:")[0] + "cpu_check" + GOOD.split("cpu_check")[1]
+    with pytest.raises(catalogue.ScenarioError, match=r"predict.blocking.kill_timing: needs the scenario's actions"):
+        catalogue.load_scenario(write(tmp_path, without))
+    no_scale_up = GOOD.replace("  - {at: 30, target: reactive, replicas: 3}\n", "")
+    with pytest.raises(catalogue.ScenarioError, match=r"predict.reactive.added_restarts: needs an action that raises reactive's replicas"):
+        catalogue.load_scenario(write(tmp_path, no_scale_up))
+
+
+def test_every_catalogue_scenario_with_actions_acts_within_its_load():
+    for s in catalogue.load_catalogue():
+        assert all(a.at < s.load["ramp"] + s.load["hold"] for a in s.actions), s.name
+        assert s.cpu_check in catalogue.CPU_CHECKS
+
+
+class Api:
+    """The release API as lab.actions uses it (demo.release.ClusterApi), on a Deployment in memory: what a
+    unit of scheduling and undo needs; the real API is exercised by the lab's runs on the cluster."""
+
+    release = "liveness-lab"
+
+    def __init__(self, clock):
+        self.clock, self.calls = clock, []
+        self.env = [{"name": "APP_MODE", "value": "reactive"}, {"name": "DEMO_DRAIN", "value": "5s"}]
+        self.replicas, self.rolled_out_at, self.fail = 1, 0.0, set()
+
+    def deployment(self, name):
+        ready = self.replicas if self.clock() >= self.rolled_out_at else 0
+        return {
+            "metadata": {"generation": 2},
+            "spec": {"replicas": self.replicas, "template": {"spec": {"containers": [{"env": self.env}]}}},
+            "status": {"observedGeneration": 2, "replicas": self.replicas, "updatedReplicas": self.replicas, "readyReplicas": ready,
+                       "availableReplicas": ready},
+        }  # fmt: skip
+
+    def scale_deployment(self, name, replicas):
+        if "scale" in self.fail:
+            raise ApiUnavailable("scaling Deployment: Forbidden")
+        self.calls.append(("scale", name, replicas, round(self.clock())))
+        self.replicas, self.rolled_out_at = replicas, self.clock() + 12
+
+    def replace_env(self, name, env):
+        self.calls.append(("env", name, [e["name"] + "=" + e["value"] for e in env], round(self.clock())))
+        self.env, self.rolled_out_at = env, self.clock() + 20
+
+    def component_pods(self, component):
+        return [{"metadata": {"name": f"{self.release}-{component}-abc"}}]
+
+    def delete_pod(self, name, grace_s=None):
+        self.calls.append(("delete", name, grace_s, round(self.clock())))
+
+
+class Clock:
+    def __init__(self, now=1000.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def run_actions(api, clock, scenario_actions, until):
+    records = []
+    runner = actions.ActionRunner(api, scenario_actions, clock=clock, sleep=clock.sleep)
+    runner.record = lambda kind, **fields: records.append({"kind": kind, "t": round(clock() - 1000), **fields})
+    original = clock.sleep
+
+    def sleep(seconds):  # the load ends at UNTIL: the demo stops the runner then
+        original(seconds)
+        if clock() - 1000 >= until:
+            runner.stopped.set()
+
+    runner.sleep = sleep
+    runner.run(1000.0)
+    return runner, records
+
+
+def test_the_runner_acts_at_its_seconds_records_each_action_and_its_rollout_then_puts_everything_back():
+    steps = [
+        catalogue.Action(20, "downstream", replicas=0, grace=0, note="a crash"),
+        catalogue.Action(30, "downstream", replicas=1),
+        catalogue.Action(40, "downstream", env={"DEMO_API_DELAY": "3s"}, note="slow"),
+    ]
+    clock = Clock()
+    api = Api(clock)
+    runner, records = run_actions(api, clock, steps, until=120)
+    assert api.calls == [
+        ("scale", "liveness-lab-downstream", 0, 1020),
+        ("delete", "liveness-lab-downstream-abc", 0, 1020),
+        ("scale", "liveness-lab-downstream", 1, 1030),
+        ("env", "liveness-lab-downstream", ["APP_MODE=reactive", "DEMO_DRAIN=5s", "DEMO_API_DELAY=3s"], 1040),
+    ]
+    kinds = [(r["kind"], r["index"], r["t"]) for r in records]
+    # Each action when it was done; each rollout once the Deployment runs it: at once for a scale to 0; the
+    # scale up (12 s) is overtaken by the environment's change at 40 s (20 s more), so both are done at 60 s.
+    assert kinds == [("action", 0, 20), ("action-done", 0, 20), ("action", 1, 30), ("action", 2, 40), ("action-done", 1, 60),
+                     ("action-done", 2, 60)]  # fmt: skip
+    assert records[0]["what"] == "downstream: replicas 0 (its pods deleted with 0 s grace)" and records[0]["note"] == "a crash"
+    assert [r["seconds"] for r in records if r["kind"] == "action-done"] == [0.0, 30.0, 20.0]
+    assert runner.undo() == ["liveness-lab-downstream: environment put back"]
+    assert api.env == [{"name": "APP_MODE", "value": "reactive"}, {"name": "DEMO_DRAIN", "value": "5s"}] and api.replicas == 1
+    assert runner.undo() == []  # nothing left to put back
+
+
+def test_an_action_the_api_refuses_is_recorded_and_the_run_goes_on(tmp_path):
+    scenario = catalogue.load_scenario(write(tmp_path, GOOD))
+    clock = Clock()
+    api = Api(clock)
+    api.fail.add("scale")
+    runner, records = run_actions(api, clock, scenario.actions, until=100)
+    refused = [r for r in records if r.get("error")]
+    assert [r["index"] for r in refused] == [0, 1] and "Forbidden" in refused[0]["error"]
+    assert [(r["kind"], r["index"]) for r in records if not r.get("error")] == [("action", 2), ("action-done", 2)]
+
+
+def test_the_environment_changes_as_kubectl_set_env_would():
+    env = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    assert actions.with_env(env, {"B": "3", "C": "4"}) == [
+        {"name": "A", "value": "1"},
+        {"name": "B", "value": "3"},
+        {"name": "C", "value": "4"},
+    ]
+    assert actions.with_env(env, {"A": None}) == [{"name": "B", "value": "2"}]
+    assert env == [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]  # untouched
+
+
+def test_a_rollout_is_done_when_every_wanted_replica_is_updated_ready_and_available():
+    d = {"metadata": {"generation": 3}, "spec": {"replicas": 1}, "status": {"observedGeneration": 3}}
+    assert not actions.rolled_out(
+        d | {"status": d["status"] | {"replicas": 2, "updatedReplicas": 1, "readyReplicas": 2, "availableReplicas": 2}}
+    )
+    full = {"replicas": 1, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+    assert actions.rolled_out(d | {"status": d["status"] | full})
+    assert not actions.rolled_out(d | {"status": {"observedGeneration": 2, **full}})  # the controller has not seen the change
+    assert actions.rolled_out({"metadata": {"generation": 4}, "spec": {"replicas": 0}, "status": {"observedGeneration": 4}})
+
+
+def test_the_kubelets_restart_cap_is_read_from_configz_and_a_missing_one_is_named_with_the_fix():
+    # /configz as kind's v1.37 kubelet answers it with its default cap (recorded, trimmed: it prints 5m0s);
+    # the same answer with the cap --max-restart-period 60 sets, as Go prints 60 s (1m0s; not recorded); and
+    # one whose configuration names no crashLoopBackOff at all (a kubelet before KEP-5593's field).
+    default = json.loads((FIXTURES / "kubelet" / "configz-default.json").read_text())
+    assert default["kubeletconfig"]["crashLoopBackOff"] == {"maxContainerRestartPeriod": "5m0s"}
+    with_cap = copy.deepcopy(default)
+    with_cap["kubeletconfig"]["crashLoopBackOff"]["maxContainerRestartPeriod"] = "1m0s"
+    without = copy.deepcopy(default)
+    del without["kubeletconfig"]["crashLoopBackOff"]
+    assert kubelet.settings(default) == {"maxContainerRestartPeriod": 300}
+    assert kubelet.settings(with_cap) == {"maxContainerRestartPeriod": 60}
+    assert kubelet.settings(without) == {"maxContainerRestartPeriod": 300}
+    assert [kubelet.go_duration_s(x) for x in ("1m0s", "300s", "1m30s", "2.5m", "500ms")] == [60, 300, 90, 150, 0.5]
+    with pytest.raises(ValueError):
+        kubelet.go_duration_s("60")
+    found = {"liveness-lab-control-plane": {"maxContainerRestartPeriod": 300}}
+    assert kubelet.unmet({"maxContainerRestartPeriod": 300}, found) == []
+    assert kubelet.unmet({"maxContainerRestartPeriod": 60}, found) == [
+        "node liveness-lab-control-plane: maxContainerRestartPeriod 300 s, the scenario needs 60 s"
+    ]
+    assert (
+        kubelet.how_to_get({"maxContainerRestartPeriod": 60}) == "scripts/cluster-down.sh && scripts/cluster-up.sh --max-restart-period 60"
+    )
+    assert kubelet.how_to_get({"maxContainerRestartPeriod": 300}) == "scripts/cluster-down.sh && scripts/cluster-up.sh"

@@ -1,0 +1,160 @@
+"""The judges of the restart storms (issue 39) on runs recorded by scripts/lab.sh on the kind cluster
+(fixtures/README.md says which run each is): for each new prediction, a run where it held, one where it did
+not, and one that cannot tell (the record it reads taken out of a copy). And what goes with them: the
+actions' own new pods are no disturbance, cpu_check machine lets a dependency's probe failures be judged."""
+
+import json
+import shutil
+
+from conftest import FIXTURES
+
+from liveness_lab.lab import catalogue, judge
+from liveness_lab.report import verdict
+
+
+def scenario(name):
+    return next(s for s in catalogue.load_catalogue() if s.name == name)
+
+
+def copy(tmp_path, name, drop=()):
+    """A copy of fixture NAME, without the timeline records of the kinds in DROP."""
+    folder = shutil.copytree(FIXTURES / name, tmp_path / name)
+    if drop:
+        lines = (folder / "timeline.jsonl").read_text().splitlines()
+        kept = [line for line in lines if json.loads(line)["kind"] not in drop]
+        (folder / "timeline.jsonl").write_text("\n".join(kept) + "\n")
+    return folder
+
+
+def lines(result):
+    return {(x.variant, x.key): x for x in result.lines}
+
+
+def line(folder, variant, key, value):
+    """One prediction judged on FOLDER."""
+    data = verdict.load_run(folder)
+    result = verdict.judge(data)
+    return judge.judge_line(key, value, result.analyses[variant], result, data.run)
+
+
+# --- a dependency in liveness: kill timing from the action, recovery after the actions -----------------
+
+
+def test_a_dependency_in_liveness_restarts_every_replica_later_than_its_settings_say_after_the_crash():
+    result = judge.judge_scenario(scenario("dependency-in-liveness"), FIXTURES / "lab-dependency-in-liveness")
+    got = lines(result)
+    assert got["reactive", "restarted_pods"].held and got["reactive", "restarted_pods"].measured == "2 of 2"
+    assert got["virtual", "restarted_pods"].held
+    # Not held: the first kill came 24.6 s after the crash, not 8-18 s: the force-deleted downstream kept
+    # serving its open connections through its preStop sleep (the scenario file's measured).
+    timing = got["reactive", "kill_timing"]
+    assert timing.held is False and timing.measured == "24.6 s after it"
+    assert timing.predicted.startswith("first kill 8-18 s after the first action (+31 s: downstream: replicas 0")
+    assert (
+        got["reactive", "recovery_after_actions"].held and got["reactive", "recovery_after_actions"].measured == "all Ready 66 s after it"
+    )
+    assert result.outcome == judge.NOT_HELD and result.figures["reactive"]["firstKillAfterActionS"] == 24.6
+
+
+def test_kill_timing_from_the_action_holds_where_the_kill_falls_in_the_window_after_it(tmp_path):
+    # The same run with its first action recorded 12 s later, when the downstream's open connections went
+    # (its first liveness failure): the kill then falls 12.6 s after it, inside 8-18 s.
+    folder = copy(tmp_path, "lab-dependency-in-liveness")
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+    for r in records:
+        if r["kind"] == "action" and r["index"] == 0:
+            r["t"] += 12
+    (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    held = line(folder, "reactive", "kill_timing", "from-action")
+    assert held.held is True and held.measured == "12.6 s after it"
+
+
+def test_without_recorded_actions_the_timing_and_the_recovery_cannot_tell(tmp_path):
+    folder = copy(tmp_path, "lab-dependency-in-liveness", drop={"action", "action-done"})
+    result = judge.judge_scenario(scenario("dependency-in-liveness"), folder)
+    assert result.outcome == judge.CANNOT_TELL
+    assert "reactive kill_timing: no action recorded in the timeline" in result.why_cannot_tell
+    assert "reactive recovery_after_actions: no action recorded in the timeline" in result.why_cannot_tell
+    unfinished = copy(tmp_path / "b", "lab-dependency-in-liveness", drop={"action-done"})
+    x = line(unfinished, "reactive", "recovery_after_actions", "<=30")
+    assert x.held is None and "had not rolled out when the recording ended" in x.measured
+
+
+def test_recovery_after_the_actions_not_held_against_a_shorter_bound():
+    x = line(FIXTURES / "lab-dependency-in-liveness", "reactive", "recovery_after_actions", "<=30")
+    assert x.held is False and x.measured == "all Ready 66 s after it"
+
+
+def test_the_dependency_runs_probe_failures_are_judged_with_cpu_check_machine_and_void_it_without(tmp_path):
+    # The reactive pods failed their probes because of the downstream: the full CPU check reads that as CPU
+    # starvation; cpu_check machine leaves only the machine's busy share (85 % here, under 90 %).
+    data = verdict.load_run(FIXTURES / "lab-dependency-in-liveness")
+    cpu = verdict.judge(data).cpu
+    assert cpu.starved and not cpu.machine_warnings
+    assert any("reactive pods failed" in w for w in cpu.warnings)
+    full = scenario("dependency-in-liveness").__class__(**{**vars(scenario("dependency-in-liveness")), "cpu_check": "full"})
+    result = judge.judge_scenario(full, FIXTURES / "lab-dependency-in-liveness")
+    assert result.outcome == judge.CANNOT_TELL and any(w.startswith("CPU starvation: reactive pods failed") for w in result.why_cannot_tell)
+
+
+def test_the_ready_share_and_the_longest_stretch_without_a_ready_pod(tmp_path):
+    folder = FIXTURES / "lab-dependency-in-liveness"
+    share = line(folder, "blocking", "ready_share_pct", "<=20")
+    assert share.held and share.measured == "7 % of pod-seconds Ready"
+    assert not line(folder, "blocking", "ready_share_pct", ">=50").held
+    longest = line(folder, "blocking", "longest_not_ready_s", ">=200")
+    assert longest.held and longest.measured == "211 s without a Ready pod"
+    assert not line(folder, "blocking", "longest_not_ready_s", "<=90").held
+    bare = copy(tmp_path, "lab-dependency-in-liveness", drop={"pods"})
+    assert line(bare, "blocking", "ready_share_pct", "<=20").held is None
+    assert line(bare, "blocking", "longest_not_ready_s", ">=200").measured == "no pod snapshots during the load"
+
+
+# --- a throttled CPU: the throttling that explains a kill ------------------------------------------------
+
+
+def test_a_tight_cpu_limit_under_a_heavy_load_kills_a_reactive_pod_throttled_in_almost_every_period():
+    result = judge.judge_scenario(scenario("cpu-throttled-heavy"), FIXTURES / "lab-cpu-throttled-heavy")
+    got = lines(result)
+    assert result.outcome == judge.HELD, [x.text() for x in result.lines] + result.why_cannot_tell
+    assert got["reactive", "throttled_pct"].measured == "97 % of periods"
+    assert got["reactive", "restarts"].measured == "2 (j4g78 2)" and got["reactive", "kill_reason"].held
+    assert result.figures["reactive"]["throttledPct"] == 97.1
+    # cpu_check machine: the machine was 66 % busy; the full check would void the run over the throttling.
+    cpu = verdict.judge(verdict.load_run(FIXTURES / "lab-cpu-throttled-heavy")).cpu
+    assert not cpu.machine_warnings and any("CPU-throttled in 97%" in w for w in cpu.warnings)
+
+
+def test_throttling_not_held_against_a_lower_bound_and_cannot_tell_without_the_kubelets_counters(tmp_path):
+    assert line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "throttled_pct", "<=25").held is False
+    bare = copy(tmp_path, "lab-cpu-throttled-heavy", drop={"throttle"})
+    x = line(bare, "reactive", "throttled_pct", ">=50")
+    assert x.held is None and x.measured.startswith("no CFS throttling counters recorded")
+    result = judge.judge_scenario(scenario("cpu-throttled-heavy"), bare)
+    assert result.outcome == judge.CANNOT_TELL
+
+
+# --- cold pods in a scale-out: the new pods' restarts and probe failures ---------------------------------
+
+
+def test_without_a_startup_probe_the_pods_of_a_scale_out_are_killed_before_they_are_up():
+    result = judge.judge_scenario(scenario("cold-scale-out"), FIXTURES / "lab-cold-scale-out")
+    got = lines(result)
+    assert result.outcome == judge.HELD, [x.text() for x in result.lines] + result.why_cannot_tell
+    assert got["reactive", "added_restarts"].measured == "8 (2 pod(s) added)"
+    f = result.figures["reactive"]
+    assert (f["pods"], f["addedPods"], f["addedRestarts"], f["restarts"]) == (3, 2, 8, 8)
+    assert f["addedLivenessFailures"] > 0
+    assert line(FIXTURES / "lab-cold-scale-out", "reactive", "added_restarts", 0).held is False
+    assert line(FIXTURES / "lab-cold-scale-out", "reactive", "added_liveness_failures", 0).held is False
+
+
+def test_the_pods_a_scale_out_added_are_the_runs_own_but_without_its_action_a_disturbance(tmp_path):
+    data = verdict.load_run(FIXTURES / "lab-cold-scale-out")
+    assert verdict.judge(data).disturbances == []
+    bare = copy(tmp_path, "lab-cold-scale-out", drop={"action", "action-done"})
+    result = verdict.judge(verdict.load_run(bare))
+    assert len(result.disturbances) == 1 and result.disturbances[0].startswith("reactive: pods created during the run (")
+    x = line(bare, "reactive", "added_restarts", ">=1")
+    assert x.held is None and x.measured == "no recorded action raised reactive's replicas"
+    assert judge.judge_scenario(scenario("cold-scale-out"), bare).outcome == judge.CANNOT_TELL
