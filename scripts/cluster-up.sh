@@ -281,8 +281,9 @@ load_app_images() {
 # print_next_steps: where to look, with commands that work as printed (a tool that the user's PATH
 # does not find, or finds at another version, is printed with its path under .tools/bin).
 print_next_steps() {
-  local kubectl urls
+  local kubectl helm urls
   kubectl=$(print_tool kubectl)
+  helm=$(print_tool helm)
   urls=$(kube -n "$LL_NAMESPACE" get services -l "app.kubernetes.io/instance=$LL_RELEASE" \
     -o jsonpath='{range .items[*]}{.metadata.labels.app\.kubernetes\.io/component} {.spec.ports[0].nodePort}{"\n"}{end}' 2>/dev/null |
     awk '$2 != "" && $1 !~ /^locust/ { printf "%shttp://127.0.0.1:%s (%s)", sep, $2, $1; sep = "  " }')
@@ -295,7 +296,7 @@ liveness-lab is up ($(($(ll_now) - LL_START))s).
   variants:           ${urls:-none deployed}
   tear down:          scripts/cluster-down.sh  (keeps the build caches; --purge removes them)
 EOF
-  [ "$kubectl" = kubectl ] ||
+  [ "$kubectl" = kubectl ] && [ "$helm" = helm ] ||
     printf '  (the kind, helm and kubectl of this run are in %s: put it first on PATH to use them by name)\n' "$LL_TOOLS/bin"
 }
 

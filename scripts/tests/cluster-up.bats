@@ -215,3 +215,27 @@ plan() {
   assert_failure
   assert_output --partial "this is Darwin"
 }
+
+# next_steps TOOL...: cluster-up's closing lines (print_next_steps) where the user's own PATH finds only
+# the TOOLs named; the others are this run's, under $LL_TOOLS/bin (no cluster: kube answers nothing).
+next_steps() {
+  local copy=$BATS_TEST_TMPDIR/copy f
+  mkdir -p "$copy/scripts"
+  for f in lib libexec versions.env; do ln -sfn "$ROOT/scripts/$f" "$copy/scripts/$f"; done
+  sed '$d' "$ROOT/scripts/cluster-up.sh" >"$copy/scripts/cluster-up.sh" # all but its last line, `main "$@"`
+  OWN=" $* " "$BASH" -c '. "$1"
+    print_tool() { case $OWN in *" $1 "*) echo "$1" ;; *) echo "/tools/bin/$1" ;; esac; }
+    kube() { :; }
+    LL_START=$(ll_now) LL_TOOLS=/tools LL_KUBE_CONTEXT=kind-liveness-lab LL_NAMESPACE=liveness-lab LL_RELEASE=liveness-lab
+    print_next_steps' _ "$copy/scripts/cluster-up.sh"
+}
+
+@test "the closing lines say where this run's helm is when the user's PATH has kubectl but no helm (the README's helm upgrade)" {
+  run next_steps kubectl
+  assert_success
+  assert_output --partial "watch the pods:     kubectl --context"
+  assert_output --partial "the kind, helm and kubectl of this run are in /tools/bin: put it first on PATH"
+  run next_steps kubectl helm
+  assert_success
+  refute_output --partial "of this run are in"
+}
