@@ -61,6 +61,25 @@ def test_every_steps_scenario_is_one_the_labs_own_loader_accepts():
         assert {k: lab.load[k] for k in steps.LOAD_KEYS} == s.scenario.load, s.name
 
 
+def test_in_the_locust_pod_every_step_loads_though_the_release_deploys_only_blocking_and_reactive(tmp_path):
+    """The pod has no chart/values.yaml: its variant list is LIVENESS_LAB_VARIANTS, the release's deployed
+    variants only (the chart's default: blocking and reactive). A step whose scenario swarms others (the
+    servlet step's servlet and servlet-virtual) must still load there, or the tab answers 503 for every
+    step (as the e2e found); its check then says the release does not deploy them."""
+    import os
+    import subprocess
+
+    deployed = [
+        {"mode": "blocking", "name": "blocking", "nodePort": 30080, "stack": "webflux", "url": "http://r-liveness-lab-blocking:8080"},
+        {"mode": "reactive", "name": "reactive", "nodePort": 30081, "stack": "webflux", "url": "http://r-liveness-lab-reactive:8080"},
+    ]
+    env = dict(os.environ, LIVENESS_LAB_VARIANTS=json.dumps(deployed), LIVENESS_LAB_VALUES=str(tmp_path / "no-chart.yaml"))
+    code = "from liveness_lab.workshop.steps import load_steps; print(' '.join(s.name for s in load_steps()))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-600:]
+    assert out.stdout.split() == list(STEPS)
+
+
 def write_step(folder: Path, name: str, text: str) -> Path:
     path = folder / f"{name}.yaml"
     path.write_text(text)
