@@ -317,6 +317,39 @@ def test_skip_applies_the_steps_change_and_reset_puts_the_starting_values_back()
     assert {v: change.container_of(d) for v, d in api.deps.items()} == start
 
 
+def test_on_a_master_the_swarms_window_counts_the_users_its_workers_report():
+    """In the cluster the tab runs in Locust's master, which runs no users itself: the users per class are
+    what its workers report (Locust's MasterRunner.reported_user_classes_count). Reading the master's own
+    count left the window at no users, so the check said "the swarm runs 0" under a running swarm of 40
+    (found by the e2e on the kind cluster)."""
+    from locust.runners import STATE_RUNNING, WorkerNode
+
+    class BlockingUser(FastHttpUser):
+        host = "http://127.0.0.1:9"
+
+        @task
+        def work(self):
+            pass
+
+    class ReactiveUser(BlockingUser):
+        pass
+
+    env = Environment(user_classes=[BlockingUser, ReactiveUser])
+    master = env.create_master_runner("127.0.0.1", 0)
+    try:
+        worker = WorkerNode("worker-1")
+        worker.state, worker.user_classes_count = STATE_RUNNING, {"BlockingUser": 20, "ReactiveUser": 20}
+        master.clients["worker-1"] = worker
+        master.state = STATE_RUNNING
+        w = workshop(RecordedApi(), master)
+        w.poller = None  # no pods to list: the window's users are the point
+        w.on_swarm_start(now=1000.0)
+        w.on_spawned()
+        assert w.window.users == {"blocking": 20, "reactive": 20}
+    finally:
+        master.quit()
+
+
 def test_progress_survives_a_restart_of_the_master():
     api = RecordedApi()
     w = workshop(api)

@@ -186,7 +186,9 @@ class Workshop:
         runner = self.runner_of()
         if self.window is None or runner is None:
             return
-        counts = dict(getattr(runner, "user_classes_count", None) or {})
+        # A master runs no users: its own user_classes_count is all zeros; its workers report theirs.
+        reported = getattr(runner, "reported_user_classes_count", None)
+        counts = dict(reported if reported is not None else getattr(runner, "user_classes_count", None) or {})
         self.window.users = {v: counts.get(user_class(v), 0) for v in self.variants if counts.get(user_class(v))}
 
     def on_swarm_stop(self, now: float | None = None) -> None:
