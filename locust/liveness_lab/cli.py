@@ -83,8 +83,8 @@ Adding a scenario needs no code: a new file in locust/liveness_lab/lab/scenarios
 `python -m liveness_lab.lab check` from locust/ checks them all). A run is a rollout, the load (ramp + hold +
 quiet), the report, the rollback: 2.5 to 4.7 minutes each on 2 cores for the twelve on WebFlux and the six on Tomcat
 in docs/lab.md's matrix (their loads about 2 minutes; the twelve took 40-41). The restart storms' eight
-(dependency-in-liveness, cpu-throttled, cold-scale-out, backoff-cap and their pairs) are not measured yet; their
-loads alone last 3 to 13 minutes (backoff-cap and backoff-cap-short 13 each).
+(dependency-in-liveness, cpu-throttled, cold-scale-out, backoff-cap and their pairs) take longer: 4 to 5.5 minutes
+each for the CPU and scale-out four, their loads alone 6 minutes for the dependency pair and 13 for the back-off pair.
 """
 
 ENV_LAB = """\
