@@ -223,6 +223,7 @@ next_steps() {
   mkdir -p "$copy/scripts"
   for f in lib libexec versions.env; do ln -sfn "$ROOT/scripts/$f" "$copy/scripts/$f"; done
   sed '$d' "$ROOT/scripts/cluster-up.sh" >"$copy/scripts/cluster-up.sh" # all but its last line, `main "$@"`
+  # shellcheck disable=SC2016 # the script below is expanded by the inner bash, which sources the copy
   OWN=" $* " "$BASH" -c '. "$1"
     print_tool() { case $OWN in *" $1 "*) echo "$1" ;; *) echo "/tools/bin/$1" ;; esac; }
     kube() { :; }
