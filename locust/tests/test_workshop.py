@@ -308,6 +308,10 @@ def test_skip_applies_the_steps_change_and_reset_puts_the_starting_values_back()
     tcp = api.deps["blocking"]["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
     assert "tcpSocket" in tcp and "httpGet" not in tcp
     assert check.change_problems(STEPS["tcp-probe"], Release({"items": list(api.deps.values())}, {"items": []}, w.start)) == []
+    # The window and the check show the release as Skip left it at once, not one refresh later.
+    shown = next(d for d in w.window_json()["release"]["deployments"]["items"] if d["metadata"]["name"].endswith("-blocking"))
+    assert "tcpSocket" in shown["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
+    assert w.result.state != "change", w.result.reason
     # Skip of another remedy starts from the values the workshop started with, not from the TCP probe.
     w.act("raised-timeout", "skip")
     probe = api.deps["blocking"]["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
@@ -315,6 +319,8 @@ def test_skip_applies_the_steps_change_and_reset_puts_the_starting_values_back()
     assert "already runs" in w.act("raised-timeout", "skip")["message"]
     w.reset()
     assert {v: change.container_of(d) for v, d in api.deps.items()} == start
+    shown = next(d for d in w.window_json()["release"]["deployments"]["items"] if d["metadata"]["name"].endswith("-blocking"))
+    assert "httpGet" in shown["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
 
 
 def test_on_a_master_the_swarms_window_counts_the_users_its_workers_report():

@@ -342,6 +342,8 @@ class Workshop:
                 )
                 log.info("workshop: skip %s: %s", name, message)
             self.save(force=True, now=now)
+        if action == "skip":
+            self.check_now()
         return {"ok": True, "message": message}
 
     def reset(self, now: float | None = None) -> dict:
@@ -359,7 +361,16 @@ class Workshop:
             else "the release already runs its starting values"
         ) + ("; the swarm was stopped" if stopped else "")
         log.info("workshop: reset: %s", message)
+        self.check_now()
         return {"ok": True, "message": message}
+
+    def check_now(self) -> None:
+        """The check again at once after Skip or Reset, so what the tab and the window show is the release
+        as the action left it, not as the last periodic check (EVERY_S ago) read it."""
+        try:
+            self.tick()
+        except Exception:  # the action itself succeeded; the next periodic check tries again
+            log.exception("Workshop check after an action failed")
 
     # --- what the tab reads ---
 

@@ -31,7 +31,6 @@ import time
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, web_post, web_read
 
-from liveness_lab.base.settle import settle_problems
 from liveness_lab.workshop.change import container_of, differences
 
 from . import kind
@@ -40,8 +39,6 @@ from .test_6_live_tab import blocking_kills, prerequisites, reactive_kills
 LOAD = {"user_count": 40, "spawn_rate": 40, "user_classes": ["BlockingUser", "ReactiveUser"], "shape_class": "Default"}
 LAB_LOAD = {"rate_per_user": 1.0, "latency_ms": 1000}
 KILL_WAIT_S = float(os.environ.get("LIVENESS_LAB_LIVE_KILL_WAIT_S", "300"))
-SETTLE_S = float(os.environ.get("LIVENESS_LAB_SETTLE", "20"))
-SETTLE_WAIT_S = 300
 TCP_MET_WAIT_S = 120  # the TCP probe's evidence time is about 21 s of swarm; the master checks every 3 s
 BLOCKING = f"{kind.RELEASE}-blocking"
 SERVICE_ACCOUNT = f"system:serviceaccount:{kind.NAMESPACE}:{kind.RELEASE}-locust"
@@ -50,20 +47,6 @@ PROGRESS = f"{kind.RELEASE}-workshop"
 
 def deployment(name=BLOCKING) -> dict:
     return kind.kubectl_json("get", "deployment", name, "-n", kind.NAMESPACE)
-
-
-def wait_settled(why: str) -> float:
-    """Until blocking and reactive have settled as the master judges it (base.settle); seconds waited."""
-    started = time.time()
-    problems = ["not read yet"]
-    while time.time() < started + SETTLE_WAIT_S:
-        deps = kind.kubectl_json("get", "deployments", "-n", kind.NAMESPACE, "-l", kind.RELEASE_SELECTOR)
-        pods = kind.kubectl_json("get", "pods", "-n", kind.NAMESPACE, "-l", kind.RELEASE_SELECTOR)
-        problems = settle_problems(deps, pods, ["blocking", "reactive"], time.time(), SETTLE_S)
-        if not problems:
-            return time.time() - started
-        time.sleep(2)
-    raise AssertionError(f"{why}: the release did not settle within {SETTLE_WAIT_S} s: {problems}")
 
 
 def replace_restarted_blocking_pods() -> list[str]:
@@ -138,7 +121,7 @@ def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(w
     try:
         # --- Step 1: checking until the API reports a real kill, green only after it. ---
         restarted = replace_restarted_blocking_pods()
-        waited = wait_settled("before step 1")
+        waited = kind.wait_settled("before step 1")
         print(f"replaced restarted blocking pods {restarted}; settled after {waited:.0f} s")
         assert web_post(web_ui, "/liveness-lab/workshop/steps/baseline/select") == 200
         started = swarm(web_ui)
@@ -188,7 +171,7 @@ def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(w
                 page.get_by_text("applied to blocking: the release is rolling out").wait_for(timeout=30000)
                 probe = container_of(deployment())["livenessProbe"]
                 assert "tcpSocket" in probe and "httpGet" not in probe, probe
-                rolled = wait_settled("after Skip")
+                rolled = kind.wait_settled("after Skip")
                 print(f"Skip: the release settled {rolled:.0f} s after")
                 started = swarm(web_ui)
                 met_at = None
@@ -214,7 +197,7 @@ def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(w
                 while check_on_screen(page)[1] != "change" and time.time() < deadline:
                     page.wait_for_timeout(1000)
                 assert check_on_screen(page)[1] == "change", check_on_screen(page)
-                print(f"Reset: the release settled {wait_settled('after Reset'):.0f} s after")
+                print(f"Reset: the release settled {kind.wait_settled('after Reset'):.0f} s after")
             finally:
                 browser.close()
 
@@ -232,7 +215,7 @@ def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(w
         if skipped and not reset:  # leave the shared cluster as it was found, without hiding the failure
             try:
                 web_post(web_ui, "/liveness-lab/workshop/reset")
-                wait_settled("after the clean-up's Reset")
+                kind.wait_settled("after the clean-up's Reset")
             except Exception as e:
                 print(f"clean-up: the release may still run the TCP probe: {e}")
 
