@@ -10,6 +10,10 @@ the tests (tests/fixtures/orchestration/*-after-upgrade.json).
 from .kube import parse_time
 from .variants import COMPONENT_LABEL
 
+# Seconds every pod must have been Ready before a load counts, and the setting that changes it: one default
+# for the scripted run, the lab, the workshop's master and the e2e tests.
+SETTLE_ENV, DEFAULT_SETTLE_S = "LIVENESS_LAB_SETTLE", 20
+
 
 def settle_problems(deployments: dict, pods: dict, variants: list[str], now: float, settle_s: float) -> list[str]:
     """Why the chosen VARIANTS do not yet run as the release now says, one line each; empty when they do:

@@ -28,6 +28,7 @@ from liveness_lab.base import DEFAULT_LATENCY_MS, LOCUST_DIR, ROOT, coordinates
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.kube import Kube
+from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV
 from liveness_lab.base.variants import VARIANTS, stack_of, user_class
 from liveness_lab.report.settings import settings_by_variant
 
@@ -327,7 +328,7 @@ class Demo:
     def prepare(self, plan: Plan) -> None:
         api = self._api()
         ready_wait = env_seconds("LIVENESS_LAB_READY_WAIT", 300, self.environ)
-        settle_s = env_seconds("LIVENESS_LAB_SETTLE", 20, self.environ)
+        settle_s = env_seconds(SETTLE_ENV, DEFAULT_SETTLE_S, self.environ)
         # Before anything changes: another run's pods are not ours to replace, nor its swarm ours to stop.
         lock = ClusterLock(
             ConfigMapStore(api.core, api.namespace, lock_name(api.release)), api.context, environ=self.environ, clone=str(ROOT)

@@ -20,6 +20,7 @@ import yaml
 from liveness_lab.base import ROOT, coordinates
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import CANNOT_TELL, HELD, NOT_HELD, SetupError
+from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV
 from liveness_lab.demo import release as rel
 from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_name
 from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
@@ -83,7 +84,7 @@ class Lab:
     def __init__(self, opts: LabOptions, console=None, environ=os.environ):
         self.opts, self.console, self.environ = opts, console, environ
         self.helm_timeout = environ.get("LIVENESS_LAB_HELM_TIMEOUT") or "10m"
-        self.settle = env_seconds("LIVENESS_LAB_SETTLE", 20, environ)
+        self.settle = env_seconds(SETTLE_ENV, DEFAULT_SETTLE_S, environ)
         self.restore_to: int | None = None
         self.claim = None
         self.api = None

@@ -37,7 +37,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 
 from liveness_lab.base import countdown
-from liveness_lab.base.settle import settle_problems
+from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV, settle_problems
 from liveness_lab.base.variants import COMPONENT_LABEL, VARIANTS, user_class
 from liveness_lab.report import verdict
 from liveness_lab.report.settings import run_settings, settings_by_variant
@@ -45,7 +45,7 @@ from liveness_lab.report.settings import run_settings, settings_by_variant
 from .change import container_of, differences, merge
 from .steps import COUNT, Step
 
-SETTLE_S = float(os.environ.get("LIVENESS_LAB_SETTLE", "20"))
+SETTLE_S = float(os.environ.get(SETTLE_ENV, DEFAULT_SETTLE_S))
 # Without a liveness probe to time a kill against, the swarm must have run this long before an absence holds.
 EVIDENCE_DEFAULT_S = 30.0
 # The lab's throughput rule (lab/judge.py THROUGHPUT_SHARE), and how much of the hold it needs here.

@@ -28,7 +28,7 @@ from pathlib import Path
 import yaml
 
 from liveness_lab.base import coordinates, variants
-from liveness_lab.base.settle import settle_problems
+from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV, settle_problems
 
 REPO = Path(__file__).resolve().parents[3]
 TOOLS_BIN = REPO / ".tools" / "bin"
@@ -274,7 +274,7 @@ def diagnostics() -> list[tuple[str, str]]:
 
 
 # As the scripted run and the workshop's master judge it (base.settle): every pod Ready this long.
-SETTLE_S = float(os.environ.get("LIVENESS_LAB_SETTLE", "20"))
+SETTLE_S = float(os.environ.get(SETTLE_ENV, DEFAULT_SETTLE_S))
 SETTLE_WAIT_S = 300
 
 
