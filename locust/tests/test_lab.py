@@ -10,6 +10,7 @@ import textwrap
 import pytest
 from conftest import FIXTURES
 
+from liveness_lab.base import scenario as scenario_file
 from liveness_lab.lab import __main__ as cli
 from liveness_lab.lab import catalogue, judge, matrix
 from liveness_lab.report import settings
@@ -46,7 +47,7 @@ def test_the_catalogue_loads_in_order_with_the_quick_three_for_ci():
 def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp_path):
     from liveness_lab.lab import runner
 
-    s = catalogue.load_scenario(write(tmp_path, GOOD))
+    s = scenario_file.load_scenario(write(tmp_path, GOOD))
     assert s.name == "test-one" and s.values["variants"]["blocking"]["probes"]["liveness"]["type"] == "tcpSocket"
     assert s.load == {"users": 5, "rate": 0.5, "latency_ms": 1000, "ramp": 10, "hold": 30, "quiet": 60}
     o = runner.demo_options(s, tmp_path / "run")
@@ -74,17 +75,17 @@ def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp
 )
 def test_a_bad_file_is_refused_naming_the_file_and_the_field(tmp_path, change, field, problem):
     path = write(tmp_path, GOOD.replace(*change))
-    with pytest.raises(catalogue.ScenarioError) as e:
-        catalogue.load_scenario(path)
+    with pytest.raises(scenario_file.ScenarioError) as e:
+        scenario_file.load_scenario(path)
     assert str(e.value).startswith(f"{path}: {field}: ") and problem in str(e.value), str(e.value)
 
 
 def test_a_bad_name_or_an_unknown_only_is_refused(tmp_path):
-    with pytest.raises(catalogue.ScenarioError, match="file name"):
-        catalogue.load_scenario(write(tmp_path, GOOD, "Bad_Name.yaml"))
+    with pytest.raises(scenario_file.ScenarioError, match="file name"):
+        scenario_file.load_scenario(write(tmp_path, GOOD, "Bad_Name.yaml"))
     (tmp_path / "Bad_Name.yaml").unlink()
     write(tmp_path, GOOD)
-    with pytest.raises(catalogue.ScenarioError, match="--only: no scenario nope; there are test-one"):
+    with pytest.raises(scenario_file.ScenarioError, match="--only: no scenario nope; there are test-one"):
         catalogue.load_catalogue(tmp_path, only=["nope"])
 
 

@@ -11,6 +11,7 @@ import textwrap
 import pytest
 from conftest import FIXTURES
 
+from liveness_lab.base import scenario
 from liveness_lab.demo.release import ApiUnavailable
 from liveness_lab.lab import actions, catalogue, kubelet
 
@@ -40,13 +41,13 @@ def write(tmp_path, text, name="test-one.yaml"):
 
 
 def test_a_file_with_actions_loads_them_in_order_of_time(tmp_path):
-    s = catalogue.load_scenario(write(tmp_path, GOOD))
+    s = scenario.load_scenario(write(tmp_path, GOOD))
     assert [(a.at, a.target) for a in s.actions] == [(20, "downstream"), (30, "reactive"), (40, "downstream")]
     assert s.actions[0].describe() == "downstream: replicas 0 (its pods deleted with 0 s grace)"
     assert s.actions[2].describe() == "downstream: DEMO_API_DELAY=3s" and s.actions[2].note == "slow"
     assert s.cpu_check == "machine" and s.kubelet == {"maxContainerRestartPeriod": 60}
     assert s.scales_up("reactive") and not s.scales_up("blocking")
-    removed = catalogue.load_scenario(write(tmp_path, GOOD.replace("DEMO_API_DELAY: 3s", "DEMO_API_DELAY: null")))
+    removed = scenario.load_scenario(write(tmp_path, GOOD.replace("DEMO_API_DELAY: 3s", "DEMO_API_DELAY: null")))
     assert removed.actions[2].env == {"DEMO_API_DELAY": None} and removed.actions[2].describe() == "downstream: DEMO_API_DELAY removed"
 
 
@@ -83,24 +84,24 @@ def test_a_file_with_actions_loads_them_in_order_of_time(tmp_path):
 )
 def test_a_bad_action_or_key_is_refused_naming_the_file_and_the_field(tmp_path, change, field, problem):
     path = write(tmp_path, GOOD.replace(*change))
-    with pytest.raises(catalogue.ScenarioError) as e:
-        catalogue.load_scenario(path)
+    with pytest.raises(scenario.ScenarioError) as e:
+        scenario.load_scenario(path)
     assert str(e.value).startswith(f"{path}: {field}: ") and problem in str(e.value), str(e.value)
 
 
 def test_the_predictions_that_read_actions_need_them(tmp_path):
     without = GOOD.split("actions:")[0] + "cpu_check" + GOOD.split("cpu_check")[1]
-    with pytest.raises(catalogue.ScenarioError, match=r"predict.blocking.kill_timing: needs the scenario's actions"):
-        catalogue.load_scenario(write(tmp_path, without))
+    with pytest.raises(scenario.ScenarioError, match=r"predict.blocking.kill_timing: needs the scenario's actions"):
+        scenario.load_scenario(write(tmp_path, without))
     no_scale_up = GOOD.replace("  - {at: 30, target: reactive, replicas: 3}\n", "")
-    with pytest.raises(catalogue.ScenarioError, match=r"predict.reactive.added_restarts: needs an action that raises reactive's replicas"):
-        catalogue.load_scenario(write(tmp_path, no_scale_up))
+    with pytest.raises(scenario.ScenarioError, match=r"predict.reactive.added_restarts: needs an action that raises reactive's replicas"):
+        scenario.load_scenario(write(tmp_path, no_scale_up))
 
 
 def test_every_catalogue_scenario_with_actions_acts_within_its_load():
     for s in catalogue.load_catalogue():
         assert all(a.at < s.load["ramp"] + s.load["hold"] for a in s.actions), s.name
-        assert s.cpu_check in catalogue.CPU_CHECKS
+        assert s.cpu_check in scenario.CPU_CHECKS
 
 
 class Api:
@@ -169,9 +170,9 @@ def run_actions(api, clock, scenario_actions, until):
 
 def test_the_runner_acts_at_its_seconds_records_each_action_and_its_rollout_then_puts_everything_back():
     steps = [
-        catalogue.Action(20, "downstream", replicas=0, grace=0, note="a crash"),
-        catalogue.Action(30, "downstream", replicas=1),
-        catalogue.Action(40, "downstream", env={"DEMO_API_DELAY": "3s"}, note="slow"),
+        scenario.Action(20, "downstream", replicas=0, grace=0, note="a crash"),
+        scenario.Action(30, "downstream", replicas=1),
+        scenario.Action(40, "downstream", env={"DEMO_API_DELAY": "3s"}, note="slow"),
     ]
     clock = Clock()
     api = Api(clock)
@@ -195,11 +196,11 @@ def test_the_runner_acts_at_its_seconds_records_each_action_and_its_rollout_then
 
 
 def test_an_action_the_api_refuses_is_recorded_and_the_run_goes_on(tmp_path):
-    scenario = catalogue.load_scenario(write(tmp_path, GOOD))
+    s = scenario.load_scenario(write(tmp_path, GOOD))
     clock = Clock()
     api = Api(clock)
     api.fail.add("scale")
-    runner, records = run_actions(api, clock, scenario.actions, until=100)
+    runner, records = run_actions(api, clock, s.actions, until=100)
     refused = [r for r in records if r.get("error")]
     assert [r["index"] for r in refused] == [0, 1] and "Forbidden" in refused[0]["error"]
     assert [(r["kind"], r["index"]) for r in records if not r.get("error")] == [("action", 2), ("action-done", 2)]

@@ -14,8 +14,8 @@ from locust import FastHttpUser, task
 from locust.env import Environment
 from recorded_release import RecordedApi, release_deployments, starting_containers, window_of, with_change
 
+from liveness_lab.base import scenario
 from liveness_lab.base.kube import parse_time
-from liveness_lab.lab import catalogue
 from liveness_lab.workshop import change, check, steps, tab
 from liveness_lab.workshop.check import Release
 from liveness_lab.workshop.cluster import ApiError
@@ -50,15 +50,22 @@ def test_the_steps_load_in_order_each_judged_by_its_lab_scenario():
     assert all(s.change for s in STEPS.values() if s.name != "baseline") and not STEPS["baseline"].change
 
 
-def test_every_steps_scenario_is_one_the_labs_own_loader_accepts():
-    """The step loader reads the scenario files itself (the lab's code is not in the image); the lab's
-    loader must agree with it on every file a step names, and on the count vocabulary."""
-    assert steps.COUNT.pattern == catalogue.COUNT.pattern
-    assert set(steps.LIVE_PREDICTIONS) <= set(catalogue.PREDICTIONS)
+def test_a_step_reads_its_scenario_with_the_labs_own_reader_and_a_mistake_there_names_both_files(tmp_path):
+    """One reader for scenario files (base.scenario), the lab's and the workshop's: a scenario the lab
+    would refuse (a count that is not one) stops the step too, naming the step, the scenario file and its
+    field; and what the step holds is what the lab reads, defaults filled in."""
+    assert set(steps.LIVE_PREDICTIONS) <= set(scenario.PREDICTIONS)
     for s in STEPS.values():
-        lab = catalogue.load_scenario(s.scenario.path)
-        assert lab.predict == s.scenario.predict and lab.values == s.scenario.values, s.name
-        assert {k: lab.load[k] for k in steps.LOAD_KEYS} == s.scenario.load, s.name
+        assert s.scenario == scenario.load_scenario(s.scenario.path), s.name
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    bad = folder / "tcp-probe.yaml"
+    bad.write_text((steps.SCENARIOS / "tcp-probe.yaml").read_text().replace("restarts: 0", "restarts: lots", 1))
+    path = write_step(tmp_path, "my-step", GOOD)
+    with pytest.raises(steps.StepError) as e:
+        steps.load_step(path, folder)
+    assert str(e.value).startswith(f"{path}: scenario: {bad}: predict."), str(e.value)
+    assert "restarts: 'lots' is not a count" in str(e.value)
 
 
 def test_in_the_locust_pod_every_step_loads_though_the_release_deploys_only_blocking_and_reactive(tmp_path):

@@ -11,6 +11,8 @@ repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts
 import argparse
 import sys
 
+from liveness_lab.base.scenario import ScenarioError
+
 from . import catalogue, judge, matrix
 
 EXIT = {judge.HELD: 0, judge.NOT_HELD: 1, judge.CANNOT_TELL: 2}
@@ -48,7 +50,7 @@ def main(argv=None) -> int:
             return 0
         scenario = next((s for s in catalogue.load_catalogue() if s.name == args.name), None)
         if scenario is None:
-            raise catalogue.ScenarioError(catalogue.CATALOGUE, "name", f"no scenario {args.name}")
+            raise ScenarioError(catalogue.CATALOGUE, "name", f"no scenario {args.name}")
         result = judge.judge_scenario(scenario, args.folder)
         judge.write(result, args.folder)
         print(f"{scenario.name}: {result.outcome}")
@@ -57,7 +59,7 @@ def main(argv=None) -> int:
         for why in result.why_cannot_tell:
             print(f"  cannot tell: {why}")
         return EXIT[result.outcome]
-    except catalogue.ScenarioError as e:
+    except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
 

@@ -1,4 +1,4 @@
-"""What the lab does to the release while a scenario's load runs: the scenario's `actions` (lab.catalogue,
+"""What the lab does to the release while a scenario's load runs: the scenario's `actions` (base.scenario,
 ACTION_KEYS), each at its second after the load start. An action scales its target's Deployment (and, with
 `grace`, deletes the pods a scale to 0 removes with that grace period: 0 is a force deletion, which takes
 them out of the API and their Service at once while the kubelet still stops each container with its spec's
@@ -20,10 +20,9 @@ import time
 from dataclasses import dataclass, field
 
 from liveness_lab.base.console import LOG
+from liveness_lab.base.scenario import Action
 from liveness_lab.base.variants import fullname
 from liveness_lab.demo.release import ApiUnavailable
-
-from .catalogue import Action
 
 # How often the runner looks at the clock and at the rollouts it waits for.
 TICK_S = 0.5

@@ -18,14 +18,11 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from liveness_lab.base.scenario import COUNT, THROUGHPUT_SHARE, Scenario
 from liveness_lab.report.settings import CLOCK_SLACK_S, KillWindow, ProbeSettings
 from liveness_lab.report.verdict import VariantAnalysis, Verdict, added_by_actions, judge, load_run
 
-from .catalogue import COUNT, Scenario
-
 HELD, NOT_HELD, CANNOT_TELL = "held", "not held", "cannot tell"
-# The hold's median requests/s may fall this far short of users x rate and still count as "offered".
-THROUGHPUT_SHARE = 0.9
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""What the cluster's kubelets run with, where a scenario needs it (a scenario's `kubelet`, lab.catalogue):
+"""What the cluster's kubelets run with, where a scenario needs it (a scenario's `kubelet`, base.scenario):
 read from each node's own configuration, `GET /api/v1/nodes/<node>/proxy/configz` (what the kubelet
 loaded, its KubeletConfiguration with defaults applied; needs `nodes/proxy`, which kind's admin
 kubeconfig has).

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from liveness_lab.base.scenario import Scenario
 from liveness_lab.base.variants import stack_of
 from liveness_lab.report.build import plot_small
 from liveness_lab.report.document import STYLE
@@ -19,7 +20,7 @@ from liveness_lab.report.verdict import judge as judge_run
 from liveness_lab.report.verdict import load_run
 
 from . import judge
-from .catalogue import CATALOGUE, Scenario, load_catalogue
+from .catalogue import CATALOGUE, load_catalogue
 
 # How the matrix names a stack (chart/values.yaml serviceModes).
 STACK_NAMES = {"webflux": "WebFlux (Reactor Netty)", "servlet": "Spring MVC (Tomcat)"}

@@ -20,6 +20,7 @@ import yaml
 from liveness_lab.base import ROOT, coordinates
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import CANNOT_TELL, HELD, NOT_HELD, SetupError
+from liveness_lab.base.scenario import Scenario, ScenarioError
 from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV
 from liveness_lab.demo import release as rel
 from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_name
@@ -34,7 +35,7 @@ EXIT = {judge.HELD: HELD, judge.NOT_HELD: NOT_HELD, judge.CANNOT_TELL: CANNOT_TE
 SCENARIO_OVERHEAD_S = 600
 
 
-def scenario_max_s(scenario: catalogue.Scenario) -> int:
+def scenario_max_s(scenario: Scenario) -> int:
     """The longest one run of SCENARIO may hold the cluster."""
     return round(scenario.minutes() * 60) + SCENARIO_OVERHEAD_S
 
@@ -56,7 +57,7 @@ def worst(codes: list[int]) -> int:
     return CANNOT_TELL if CANNOT_TELL in codes else HELD
 
 
-def demo_options(scenario: catalogue.Scenario, folder: Path, where: str = "auto") -> DemoOptions:
+def demo_options(scenario: Scenario, folder: Path, where: str = "auto") -> DemoOptions:
     """The scripted run of SCENARIO's load into FOLDER, its Locust WHERE (--load)."""
     load = scenario.load
     return DemoOptions(
@@ -94,11 +95,11 @@ class Lab:
         self.kubelets: dict | None = None  # per node, what lab.kubelet read (once)
         self.skipped: list[str] = []
 
-    def choose(self) -> list[catalogue.Scenario]:
+    def choose(self) -> list[Scenario]:
         try:
             catalogue.load_catalogue()  # every file loads cleanly before the cluster is touched
             chosen = catalogue.load_catalogue(only=self.opts.only, quick=self.opts.quick)
-        except catalogue.ScenarioError as e:
+        except ScenarioError as e:
             raise SetupError(f"a scenario is wrong: {e}", "fix the field it names (python -m liveness_lab.lab check, from locust/)") from e
         if not chosen:
             raise SetupError("no scenario chosen", "check --only and --quick")
@@ -121,7 +122,7 @@ class Lab:
         except (rel.HelmFailed, OSError, ValueError, KeyError) as e:
             raise SetupError(f"release {self.api.release} is not installed ({e})", "scripts/cluster-up.sh first") from e
 
-    def kubelet_ready(self, scenario: catalogue.Scenario) -> bool:
+    def kubelet_ready(self, scenario: Scenario) -> bool:
         """Whether every node's kubelet runs as SCENARIO needs (its `kubelet`); a scenario asked for by name
         (--only) on a cluster without it is a set-up error, one in a run of the whole catalogue is skipped."""
         if not scenario.kubelet:
@@ -200,7 +201,7 @@ class Lab:
                 LOG.info("%s: %s pod(s) from before the upgrade: rolling them out again", v, len(stale))
                 self.api.restart_deployment(f"{self.api.release}-{v}")
 
-    def run_scenario(self, scenario: catalogue.Scenario, folder: Path) -> int:
+    def run_scenario(self, scenario: Scenario, folder: Path) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         overlay = folder / "values-overlay.yaml"
         with open(overlay, "w") as f:

@@ -37,19 +37,19 @@ import statistics
 from dataclasses import asdict, dataclass, field
 
 from liveness_lab.base import countdown
+from liveness_lab.base.scenario import COUNT, THROUGHPUT_SHARE
 from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV, settle_problems
 from liveness_lab.base.variants import COMPONENT_LABEL, VARIANTS, user_class
 from liveness_lab.report import verdict
 from liveness_lab.report.settings import run_settings, settings_by_variant
 
 from .change import container_of, differences, merge
-from .steps import COUNT, Step
+from .steps import Step
 
 SETTLE_S = float(os.environ.get(SETTLE_ENV, DEFAULT_SETTLE_S))
 # Without a liveness probe to time a kill against, the swarm must have run this long before an absence holds.
 EVIDENCE_DEFAULT_S = 30.0
-# The lab's throughput rule (lab/judge.py THROUGHPUT_SHARE), and how much of the hold it needs here.
-THROUGHPUT_SHARE = 0.9
+# How much of the hold the lab's throughput rule (THROUGHPUT_SHARE) needs here.
 THROUGHPUT_MIN_S = 10.0
 HELD, NOT_YET, NOT_HELD = "held", "not yet", "not held"
 # The states of a check, in the order the tab explains them.

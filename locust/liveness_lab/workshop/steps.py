@@ -33,14 +33,12 @@ Usage (from locust/): python -m liveness_lab.workshop.steps   # checks every ste
 """
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml  # PyYAML comes with the kubernetes client (requirements.lock)
-
-from liveness_lab.base import DEFAULT_LATENCY_MS
+from liveness_lab.base.scenario import NAME, Scenario, ScenarioError, read_map
+from liveness_lab.base.scenario import load_scenario as load_scenario_file
 from liveness_lab.base.variants import VARIANTS
 
 STEPS = Path(__file__).resolve().parent / "steps"
@@ -48,10 +46,6 @@ STEPS = Path(__file__).resolve().parent / "steps"
 # the lab's code, which the Locust image does not ship) and names them with LIVENESS_LAB_SCENARIOS.
 SCENARIOS = Path(__file__).resolve().parents[1] / "lab" / "scenarios"
 SCENARIOS_ENV = "LIVENESS_LAB_SCENARIOS"
-NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
-# A count prediction, as the lab's catalogue reads it (lab/catalogue.py COUNT; tests/test_workshop_steps.py
-# holds the two equal).
-COUNT = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+)$")
 # The predictions a live check can judge while the swarm runs (workshop/check.py); the lab's `recovers`
 # needs the load stopped and a quiet period, which a participant's swarm does not have.
 LIVE_PREDICTIONS = (
@@ -67,7 +61,7 @@ LIVE_PREDICTIONS = (
     "ready",
     "throughput",
 )
-# The load a scenario's prediction is for, which the swarm must offer: the lab states it in the file.
+# The load a scenario's prediction is for, which the swarm must offer (the lab's load, its defaults filled in).
 LOAD_KEYS = ("users", "rate", "latency_ms")
 TOP_KEYS = {"title", "order", "scenario", "goal", "predict", "change", "values", "judge", "hints", "solution"}
 REQUIRED = ("title", "scenario", "goal", "hints", "solution")
@@ -75,25 +69,8 @@ REQUIRED = ("title", "scenario", "goal", "hints", "solution")
 CONTAINER = "service"
 
 
-class StepError(ValueError):
+class StepError(ScenarioError):
     """A step file that cannot be used, with the file and the field in the message."""
-
-    def __init__(self, path, field_name, problem):
-        super().__init__(f"{path}: {field_name}: {problem}")
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """What a step reads of the lab's scenario file."""
-
-    name: str
-    path: Path
-    title: str
-    lesson: str
-    values: dict
-    variants: list[str]
-    load: dict  # users, rate, latency_ms
-    predict: dict[str, dict]
 
 
 @dataclass(frozen=True)
@@ -135,7 +112,7 @@ class Step:
             "question": None if self.predict is None else {"question": self.predict.question, "choices": self.predict.choices},
             "change": sorted(self.change),
             "judged": {mine: theirs for mine, theirs in self.judge.items()},
-            "load": self.scenario.load,
+            "load": {k: self.scenario.load[k] for k in LOAD_KEYS},
         }
 
 
@@ -166,63 +143,29 @@ def _check_variant(path, field_name: str, name, known: dict | None) -> None:
 
 
 def load_scenario(folder: Path, name: str, step_path: Path) -> Scenario:
-    """The parts of the lab's scenario NAME a step uses; a mistake names the step's field and the file."""
+    """The lab's scenario NAME, read by the lab's own reader (base.scenario); a mistake names the step and
+    the scenario file's field."""
     path = folder / f"{name}.yaml"
     if not path.is_file():
         there = sorted(p.stem for p in folder.glob("*.yaml"))
         raise StepError(step_path, "scenario", f"no scenario {name!r} in {folder}; there are {', '.join(there) or 'none'}")
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise StepError(path, "YAML", str(e).replace("\n", " ")) from e
-    if not isinstance(data, dict):
-        raise StepError(path, "top level", "must be a map (the lab's scenario format, lab/catalogue.py)")
-    for key in ("title", "lesson"):
-        if not (isinstance(data.get(key), str) and data[key].strip()):
-            raise StepError(path, key, "must be a non-empty text")
-    values = data.get("values") or {}
-    if not isinstance(values, dict):
-        raise StepError(path, "values", "must be a map of chart values")
-    variants = data.get("variants")
-    known = known_variants()
-    if not (isinstance(variants, list) and variants and all(isinstance(v, str) and (known is None or v in known) for v in variants)):
-        raise StepError(path, "variants", f"must list variants of chart/values.yaml ({', '.join(known or VARIANTS)})")
-    load = data.get("load") or {}
-    if not isinstance(load, dict):
-        raise StepError(path, "load", "must be a map")
-    for key in LOAD_KEYS:
-        value = load.get(key)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-            raise StepError(path, f"load.{key}", f"the workshop checks the swarm against the lab's load: give {key} (a number above 0)")
-    predict = data.get("predict")
-    if not (isinstance(predict, dict) and predict and all(isinstance(p, dict) and p for p in predict.values())):
-        raise StepError(path, "predict", "must map each swarmed variant to its predictions")
-    return Scenario(
-        name=name,
-        path=path,
-        title=data["title"].strip(),
-        lesson=" ".join(data["lesson"].split()),
-        values=values,
-        variants=list(variants),
-        load={"users": int(load["users"]), "rate": float(load["rate"]), "latency_ms": int(load.get("latency_ms", DEFAULT_LATENCY_MS))},
-        predict=predict,
-    )
+        return load_scenario_file(path, known_variants())
+    except ScenarioError as e:
+        raise StepError(step_path, "scenario", str(e)) from e
 
 
 def check_live_prediction(path, where: str, key: str, value) -> None:
-    """A prediction of the scenario a live check can judge (LIVE_PREDICTIONS, with the lab's values)."""
+    """A prediction of the scenario (checked by the lab's reader) that a live check can judge: one of
+    LIVE_PREDICTIONS, and a kill timed from the load's start, not from an action the lab takes."""
     if key not in LIVE_PREDICTIONS:
         raise StepError(
             path,
             where,
             f"the scenario predicts {key!r}, which a live check cannot judge while the swarm runs ({', '.join(LIVE_PREDICTIONS)})",
         )
-    if key in ("kill_reason", "kill_timing", "ready", "throughput"):
-        allowed = {"kill_reason": ("liveness",), "kill_timing": ("from-settings",), "ready": ("throughout", "not-throughout")}
-        if value not in allowed.get(key, ("offered",)):
-            raise StepError(path, f"{where}.{key}", f"{value!r} is not a value the lab uses ({', '.join(allowed.get(key, ('offered',)))})")
-    elif not (value == "all" and key == "restarted_pods") and not COUNT.match(str(value).strip()):
-        raise StepError(path, f"{where}.{key}", f"{value!r} is not a count (0, >=1, >0, <=2 ...)")
+    if (key, value) == ("kill_timing", "from-action"):
+        raise StepError(path, f"{where}.{key}", "a kill timed from the lab's action: a live check has no action to time it from")
 
 
 def _check_patch(path, where: str, patch) -> None:
@@ -241,20 +184,7 @@ def load_step(path, scenarios: Path | None = None) -> Step:
     """One step file, checked, with its scenario; the name is the file name without .yaml."""
     path = Path(path)
     name = path.stem
-    if not NAME.match(name):
-        raise StepError(path, "file name", "must be lowercase letters, digits and dashes, e.g. tcp-probe.yaml")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise StepError(path, "YAML", str(e).replace("\n", " ")) from e
-    if not isinstance(data, dict):
-        raise StepError(path, "top level", "must be a map of the keys " + ", ".join(sorted(TOP_KEYS)))
-    for key in data:
-        if key not in TOP_KEYS:
-            raise StepError(path, key, f"unknown key; known: {', '.join(sorted(TOP_KEYS))}")
-    for key in REQUIRED:
-        if key not in data:
-            raise StepError(path, key, "missing")
+    data = read_map(path, TOP_KEYS, REQUIRED, StepError)
     order = data.get("order", 100)
     if not isinstance(order, int) or isinstance(order, bool):
         raise StepError(path, "order", f"{order!r} is not a whole number")

@@ -1,0 +1,380 @@
+"""A scenario file: its format and its reader, for the lab (which runs the catalogue of them in
+locust/liveness_lab/lab/scenarios/, lab.catalogue) and the workshop (whose steps are checked by their
+scenario's prediction, in the Locust image, which ships the files but not the lab's code).
+
+A scenario file holds data only (adding one needs no code):
+
+    title: One line for the matrix.
+    order: 10                      # place in the matrix (then the file name)
+    quick: true                    # one of the short scenarios `scripts/lab.sh --quick` runs (CI)
+    setting: What is changed, in a few words.
+    lesson: >                      # what it teaches, with the claim it tests
+      ...
+    sources: [kubernetes#103632, ...]
+    values: {...}                  # chart values laid over the release's own (helm upgrade -f)
+    variants: [blocking, reactive] # swarmed by scripts/demo.sh, from chart/values.yaml `variants:`
+    load: {users: 20, rate: 1, latency_ms: 1000, ramp: 10, hold: 60, quiet: 60}
+    actions:                       # what the lab does while the load runs (lab.actions), in order of `at`
+      - {at: 30, target: downstream, replicas: 0, grace: 0, note: the downstream goes away}
+      - {at: 60, target: downstream, env: {DEMO_API_DELAY: 3s}}   # null removes a variable
+    cpu_check: full                # or machine: only the machine's busy share can void a run (see CPU_CHECKS)
+    kubelet: {maxContainerRestartPeriod: 60}   # what the cluster's kubelets must run with (see KUBELET)
+    predict:                       # per swarmed variant, in the vocabulary of PREDICTIONS below
+      blocking: {restarts: ">=1", kill_reason: liveness, kill_timing: from-settings}
+      reactive: {restarts: 0, failures: 0}
+    measured: >                    # what the cluster did where it differed from the first prediction,
+      ...                          # and why, with the evidence (the measurement wins)
+
+Every mistake stops the load with a ScenarioError naming the file and the field.
+
+Usage (from locust/): python -m liveness_lab.lab --help
+"""
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml  # PyYAML comes with the kubernetes client (requirements.lock)
+
+from . import DEFAULT_LATENCY_MS
+from .variants import VARIANTS
+
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+# A count prediction: a number, or a comparison with one ("0", ">=1", ">0", "<=2").
+COUNT = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+)$")
+
+# What scripts/demo.sh runs when a scenario's load leaves a key out (its own defaults, but a shorter hold).
+LOAD_DEFAULTS = {"users": 20, "rate": 1.0, "latency_ms": DEFAULT_LATENCY_MS, "ramp": 10, "hold": 60, "quiet": 60}
+LOAD_KEYS = set(LOAD_DEFAULTS)
+
+# The prediction vocabulary, per variant: key -> what its value may be (checked by the loader, judged by
+# lab.judge). A count is a number or a comparison (COUNT).
+PREDICTIONS = {
+    "restarts": "a count: container restarts of the variant's pods during the run",
+    "restarted_pods": "'all' or a count: how many of its pods restarted at least once",
+    "kill_reason": "'liveness': every restart followed liveness failures (not OOMKilled, not evicted)",
+    "kill_timing": "'from-settings': the first liveness kill within (F-1)P+T .. FP+T (+ slack) of the load start, from the recorded "
+    "probe; 'from-action': the same window after the scenario's first action",
+    "failures": "a count: failed requests",
+    "shed": "a count: requests answered 429 Too Many Requests (load shedding)",
+    "failures_not_shed": "a count: failed requests other than 429: timeouts, resets, other statuses",
+    "liveness_failures": "a count: 'Liveness probe failed' events",
+    "unhealthy": "a count: Unhealthy events of any probe",
+    "ready": "'throughout' (every pod Ready in every snapshot) or 'not-throughout' (some pod NotReady during the load)",
+    "recovers": "true: every pod Ready again within the quiet period (and stays so)",
+    "throughput": "'offered': median requests/s during the hold at least THROUGHPUT_SHARE (90 %) of users x rate",
+    "recovery_after_actions": "a count of seconds: from the last action's end (its rollout done) until every pod of the variant is Ready "
+    "and stays so",
+    "added_restarts": "a count: container restarts of the pods an action added (a scale-out's new pods)",
+    "added_liveness_failures": "a count: 'Liveness probe failed' events of the pods an action added",
+    "throttled_pct": "a count: percent of CFS periods throttled over the run, the variant's most throttled pod (cAdvisor's counters)",
+    "ready_share_pct": "a count: percent of the variant's pod-seconds Ready from the load start to the load stop",
+    "longest_not_ready_s": "a count: the longest stretch in seconds, load start to load stop, with no Ready pod of the variant",
+}
+# throughput: offered: the share of users x rate the median must reach (the lab's judge and the workshop's
+# live check).
+THROUGHPUT_SHARE = 0.9
+CHOICES = {
+    "kill_reason": {"liveness"},
+    "kill_timing": {"from-settings", "from-action"},
+    "ready": {"throughout", "not-throughout"},
+    "recovers": {True},
+    "throughput": {"offered"},
+}
+# The predictions that read the scenario's actions, and what they need of them.
+NEED_ACTIONS = {"recovery_after_actions": "actions", "added_restarts": "scale-up", "added_liveness_failures": "scale-up"}
+TOP_KEYS = {
+    "title",
+    "order",
+    "quick",
+    "setting",
+    "lesson",
+    "sources",
+    "values",
+    "variants",
+    "load",
+    "actions",
+    "cpu_check",
+    "kubelet",
+    "predict",
+    "measured",
+}
+# An action (lab.actions): `at` seconds after the load start, what it changes on `target`'s Deployment: its
+# `replicas` (with `grace`, the pods a scale to 0 removes are deleted with that grace period in seconds: 0 is
+# a force deletion, the pods gone from the API and their Service at once, while the kubelet still stops each
+# container with its spec's grace, preStop included: kubernetes#110507, kubernetes#115819) or its
+# container's `env` (NAME: text sets it, NAME: null removes it: a rollout); `note` says what it stands for.
+# The target is a swarmed variant, or `downstream` when the scenario's values enable it.
+ACTION_KEYS = {"at", "target", "replicas", "grace", "env", "note"}
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+MAX_REPLICAS = 10
+# cpu_check: what of the CPU starvation check (report.verdict.cpu_check) may void a run. full: the machine
+# 90 % busy, or a variant that never blocks throttled, failing probes or slow (its cause could be CPU
+# starvation, not the scenario); machine: only the machine's busy share, for a scenario whose subject is a
+# never-blocking variant throttled or failing its probes for another reason (a tight CPU limit, a dependency).
+CPU_CHECKS = {"full", "machine"}
+# kubelet: what the cluster's kubelets must run with for the scenario to mean anything, read from each
+# node's /configz before the lab starts (lab.runner); a cluster without it is refused (or the scenario
+# skipped when it was not asked for by name). maxContainerRestartPeriod: the CrashLoopBackOff cap in
+# seconds, 1-300 (KEP-5593; 300 when the kubelet sets none): scripts/cluster-up.sh --max-restart-period.
+KUBELET_KEYS = {"maxContainerRestartPeriod": (1, 300)}
+REQUIRED = {"title", "lesson", "sources", "variants", "predict"}
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run, with the file and the field in the message."""
+
+    def __init__(self, path, field_name, problem):
+        super().__init__(f"{path}: {field_name}: {problem}")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step of a scenario's `actions` (see ACTION_KEYS)."""
+
+    at: int
+    target: str
+    replicas: int | None = None
+    env: dict | None = None
+    grace: int | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        """ "downstream: replicas 0 (its pods deleted with 0 s grace)", "downstream: DEMO_API_DELAY=3s"..."""
+        if self.replicas is not None:
+            grace = f" (its pods deleted with {self.grace} s grace)" if self.grace is not None else ""
+            return f"{self.target}: replicas {self.replicas}{grace}"
+        return f"{self.target}: " + ", ".join(f"{k}={v}" if v is not None else f"{k} removed" for k, v in self.env.items())
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in vars(self).items() if v is not None and v != ""}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    path: Path
+    title: str
+    lesson: str
+    sources: list[str]
+    variants: list[str]
+    load: dict
+    predict: dict[str, dict]
+    values: dict = field(default_factory=dict)
+    setting: str = ""
+    measured: str = ""
+    order: int = 100
+    quick: bool = False
+    actions: list[Action] = field(default_factory=list)
+    cpu_check: str = "full"
+    kubelet: dict = field(default_factory=dict)
+
+    def scales_up(self, variant: str) -> bool:
+        """An action raises VARIANT's replicas (its new pods are the scenario's own, not a disturbance)."""
+        return any(a.target == variant and a.replicas for a in self.actions)
+
+    def minutes(self) -> float:
+        """The load's own duration (ramp, hold, demo.sh's 5 s cool-down, quiet) in minutes."""
+        return (self.load["ramp"] + self.load["hold"] + 5 + self.load["quiet"]) / 60
+
+
+def check_count(value) -> bool:
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and value >= 0 or isinstance(value, str) and bool(COUNT.match(value.strip()))
+    )
+
+
+def check_prediction(path, where, key, value) -> None:
+    if key not in PREDICTIONS:
+        raise ScenarioError(path, where, f"unknown prediction '{key}'; known: {', '.join(PREDICTIONS)}")
+    field_name = f"{where}.{key}"
+    if PREDICTIONS[key].startswith("a count"):
+        ok = check_count(value)
+    elif key == "restarted_pods":
+        ok = value == "all" or check_count(value)
+    else:
+        ok = value in CHOICES[key] and not (key != "recovers" and isinstance(value, bool))
+    if not ok:
+        raise ScenarioError(path, field_name, f"{value!r} is not {PREDICTIONS[key]}")
+
+
+def whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_actions(path, data: dict, variants: list[str], values: dict, load: dict) -> list[Action]:
+    """The scenario's `actions`, checked (ACTION_KEYS), in order of `at`."""
+    given = data.get("actions") or []
+    if not isinstance(given, list):
+        raise ScenarioError(path, "actions", "must be a list of actions, e.g. [{at: 30, target: downstream, replicas: 0}]")
+    downstream = isinstance(values.get("downstream"), dict) and values["downstream"].get("enabled") is True
+    window = load["ramp"] + load["hold"]
+    out = []
+    for i, a in enumerate(given):
+        where = f"actions[{i}]"
+        if not isinstance(a, dict):
+            raise ScenarioError(path, where, "must be a map of " + ", ".join(sorted(ACTION_KEYS)))
+        for key in a:
+            if key not in ACTION_KEYS:
+                raise ScenarioError(path, f"{where}.{key}", f"unknown key; known: {', '.join(sorted(ACTION_KEYS))}")
+        for key in ("at", "target"):
+            if key not in a:
+                raise ScenarioError(path, f"{where}.{key}", "missing")
+        at, target = a["at"], a["target"]
+        if not whole(at) or not 0 <= at < window:
+            raise ScenarioError(
+                path, f"{where}.at", f"{at!r} is not a whole number of seconds within the load (0 to ramp + hold, {window} s)"
+            )
+        if target == "downstream":
+            if not downstream:
+                raise ScenarioError(
+                    path, f"{where}.target", "downstream: the scenario's values must enable it (downstream: {enabled: true})"
+                )
+        elif target not in variants:
+            raise ScenarioError(path, f"{where}.target", f"{target!r} is neither a swarmed variant ({', '.join(variants)}) nor downstream")
+        if ("replicas" in a) == ("env" in a):
+            raise ScenarioError(path, where, "needs one of replicas (scale the Deployment) or env (set its container's environment)")
+        replicas, env, grace = a.get("replicas"), a.get("env"), a.get("grace")
+        if "replicas" in a and not (whole(replicas) and 0 <= replicas <= MAX_REPLICAS):
+            raise ScenarioError(path, f"{where}.replicas", f"{replicas!r} is not a whole number from 0 to {MAX_REPLICAS}")
+        if "grace" in a and not (replicas == 0 and whole(grace) and grace >= 0):
+            raise ScenarioError(path, f"{where}.grace", "goes with replicas: 0 only, a whole number of seconds >= 0 (0: a force deletion)")
+        if "env" in a:
+            if not (isinstance(env, dict) and env):
+                raise ScenarioError(path, f"{where}.env", "must map variable names to a text (set) or null (remove)")
+            for name, value in env.items():
+                if not (isinstance(name, str) and ENV_NAME.match(name)):
+                    raise ScenarioError(path, f"{where}.env", f"{name!r} is not an environment variable name")
+                if not (value is None or isinstance(value, (str, int, float)) and not isinstance(value, bool)):
+                    raise ScenarioError(path, f"{where}.env.{name}", f"{value!r} is not a text or null")
+            env = {k: None if v is None else str(v) for k, v in env.items()}
+        note = a.get("note", "")
+        if not isinstance(note, str):
+            raise ScenarioError(path, f"{where}.note", "must be a text")
+        out.append(Action(at, target, replicas, env, grace, note.strip()))
+    return sorted(out, key=lambda x: x.at)
+
+
+def check_kubelet(path, data: dict) -> dict:
+    given = known_keys(path, "kubelet", data.get("kubelet"), KUBELET_KEYS)
+    for key, value in given.items():
+        low, high = KUBELET_KEYS[key]
+        if not (whole(value) and low <= value <= high):
+            raise ScenarioError(path, f"kubelet.{key}", f"{value!r} is not a whole number of seconds from {low} to {high}")
+    return dict(given)
+
+
+def check_needs(path, where: str, key: str, value, actions: list[Action], variant: str) -> None:
+    """A prediction that reads the actions needs them: any for from-action and recovery, a scale-up of its variant for added_*."""
+    need = NEED_ACTIONS.get(key) or ("actions" if (key, value) == ("kill_timing", "from-action") else None)
+    if need == "actions" and not actions:
+        raise ScenarioError(path, f"{where}.{key}", "needs the scenario's actions (it is timed from them)")
+    if need == "scale-up" and not any(a.target == variant and a.replicas for a in actions):
+        raise ScenarioError(path, f"{where}.{key}", f"needs an action that raises {variant}'s replicas (its new pods are what it counts)")
+
+
+def read_map(path: Path, top_keys: set, required, error=None) -> dict:
+    """A YAML file of the lab's kind (a scenario, a workshop step): named in lowercase letters, digits and
+    dashes, a map of TOP_KEYS with the REQUIRED ones; a mistake is ERROR (ScenarioError) naming the field."""
+    error = error or ScenarioError
+    if not NAME.match(path.stem):
+        raise error(path, "file name", "must be lowercase letters, digits and dashes, e.g. tcp-probe.yaml")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise error(path, "YAML", str(e).replace("\n", " ")) from e
+    if not isinstance(data, dict):
+        raise error(path, "top level", "must be a map of the keys " + ", ".join(sorted(top_keys)))
+    for key in data:
+        if key not in top_keys:
+            raise error(path, key, f"unknown key; known: {', '.join(sorted(top_keys))}")
+    for key in sorted(set(required) - set(data)):
+        raise error(path, key, "missing")
+    return data
+
+
+def known_keys(path, where: str, given, keys) -> dict:
+    """A map under WHERE whose keys are KEYS' (None or absent: empty)."""
+    given = given or {}
+    if not isinstance(given, dict):
+        raise ScenarioError(path, where, f"must be a map of {', '.join(sorted(keys))}")
+    for key in given:
+        if key not in keys:
+            raise ScenarioError(path, f"{where}.{key}", f"unknown key; known: {', '.join(sorted(keys))}")
+    return given
+
+
+def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
+    """One scenario file, checked; the name is the file name without .yaml. KNOWN: the variants it may
+    swarm (the chart's table; None in the Locust pod, whose table lists only what its release deploys:
+    there a scenario about another variant still loads, and the workshop's check says so)."""
+    path = Path(path)
+    name = path.stem
+    data = read_map(path, TOP_KEYS, REQUIRED)
+    for key in ("title", "lesson", "setting", "measured"):
+        if key in data and not (isinstance(data[key], str) and data[key].strip()):
+            raise ScenarioError(path, key, "must be a non-empty text")
+    sources = data["sources"]
+    if not (isinstance(sources, list) and sources and all(isinstance(s, str) and s for s in sources)):
+        raise ScenarioError(path, "sources", "must be a non-empty list of texts (issue threads, docs, pages)")
+    values = data.get("values") or {}
+    if not isinstance(values, dict):
+        raise ScenarioError(path, "values", "must be a map of chart values (chart/values.yaml)")
+    variants = data["variants"]
+    if not (isinstance(variants, list) and variants):
+        raise ScenarioError(path, "variants", "must be a non-empty list of variant names")
+    for v in variants:
+        if not isinstance(v, str) or known is not None and v not in known:
+            raise ScenarioError(path, "variants", f"unknown variant {v!r}; chart/values.yaml has {', '.join(known or VARIANTS)}")
+    load = dict(LOAD_DEFAULTS)
+    for key, value in known_keys(path, "load", data.get("load"), LOAD_KEYS).items():
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or value < 0 or (key != "rate" and not isinstance(value, int)) or (key in ("users", "hold", "rate") and value == 0):
+            raise ScenarioError(
+                path,
+                f"load.{key}",
+                f"{value!r} is not a {'positive number' if key == 'rate' else 'whole number'}"
+                + (" above 0" if key in ("users", "hold") else ""),
+            )
+        load[key] = value
+    load["rate"] = float(load["rate"])
+    actions = check_actions(path, data, variants, values, load)
+    cpu_check = data.get("cpu_check", "full")
+    if cpu_check not in CPU_CHECKS:
+        raise ScenarioError(path, "cpu_check", f"{cpu_check!r} is not one of {', '.join(sorted(CPU_CHECKS))}")
+    kubelet = check_kubelet(path, data)
+    predict = data["predict"]
+    if not (isinstance(predict, dict) and predict):
+        raise ScenarioError(path, "predict", "must map each swarmed variant to its predictions")
+    for variant, expected in predict.items():
+        where = f"predict.{variant}"
+        if variant not in variants:
+            raise ScenarioError(path, where, f"{variant!r} is not swarmed by this scenario (variants: {', '.join(variants)})")
+        if not (isinstance(expected, dict) and expected):
+            raise ScenarioError(path, where, "must be a map of predictions: " + ", ".join(PREDICTIONS))
+        for key, value in expected.items():
+            check_prediction(path, where, key, value)
+            check_needs(path, where, key, value, actions, variant)
+    order, quick = data.get("order", 100), data.get("quick", False)
+    if not isinstance(order, int) or isinstance(order, bool):
+        raise ScenarioError(path, "order", f"{order!r} is not a whole number")
+    if not isinstance(quick, bool):
+        raise ScenarioError(path, "quick", f"{quick!r} is not true or false")
+    return Scenario(
+        name=name,
+        path=path,
+        title=data["title"].strip(),
+        lesson=" ".join(data["lesson"].split()),
+        sources=sources,
+        variants=variants,
+        load=load,
+        predict=predict,
+        values=values,
+        setting=data.get("setting", "").strip(),
+        measured=" ".join(data.get("measured", "").split()),
+        order=order,
+        quick=quick,
+        actions=actions,
+        cpu_check=cpu_check,
+        kubelet=kubelet,
+    )
