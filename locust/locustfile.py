@@ -40,7 +40,7 @@ from pathlib import Path
 import locust.runners
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_USERS_PER_VARIANT, variants
+from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, variants
 from liveness_lab.locust_ext import demo_shape as shape
 from liveness_lab.locust_ext import live_view, pods_tab, stats_history
 from liveness_lab.workshop import tab as workshop_tab
@@ -80,7 +80,7 @@ def _options(parser):
     parser.add_argument(
         "--rate-per-user",
         type=float,
-        default=1.0,
+        default=DEFAULT_RATE,
         env_var="LIVENESS_LAB_RATE_PER_USER",
         help="requests per second each user aims for (constant_throughput)",
     )
@@ -125,7 +125,7 @@ class VariantUser(FastHttpUser):
     def wait_time(self):
         # constant_throughput keeps its pacing state on the user, so building it per call is safe; this
         # way the rate can change from the web UI between runs.
-        return constant_throughput(self._option("rate_per_user", 1.0))(self)
+        return constant_throughput(self._option("rate_per_user", DEFAULT_RATE))(self)
 
     @task
     def work(self):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from liveness_lab.base import DEFAULT_USERS_PER_VARIANT
+from liveness_lab.base import DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S
 from liveness_lab.base.exits import BENCH_HELP, SETUP
 from liveness_lab.base.exits import HELP as EXIT_HELP
 
@@ -289,10 +289,26 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh",
     d = sub.add_parser(
         "demo", prog=prog_demo, description=DEMO, epilog=ENV_DEMO + "\n" + EXIT_HELP, formatter_class=fmt, help="the scripted run"
     )
-    d.add_argument("--hold", type=above_zero, default=180, metavar="SECONDS", help="time at full load (default 180)")
-    d.add_argument("--ramp", type=whole, default=10, metavar="SECONDS", help="time to reach full load (default 10)")
     d.add_argument(
-        "--quiet", type=whole, default=90, metavar="SECONDS", help="time without load afterwards, to watch recovery (default 90)"
+        "--hold",
+        type=above_zero,
+        default=DEMO_PHASES_S["hold"],
+        metavar="SECONDS",
+        help=f"time at full load (default {DEMO_PHASES_S['hold']})",
+    )
+    d.add_argument(
+        "--ramp",
+        type=whole,
+        default=DEMO_PHASES_S["ramp"],
+        metavar="SECONDS",
+        help=f"time to reach full load (default {DEMO_PHASES_S['ramp']})",
+    )
+    d.add_argument(
+        "--quiet",
+        type=whole,
+        default=DEMO_PHASES_S["quiet"],
+        metavar="SECONDS",
+        help=f"time without load afterwards, to watch recovery (default {DEMO_PHASES_S['quiet']})",
     )
     d.add_argument(
         "--users",
@@ -301,7 +317,9 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh",
         metavar="N",
         help=f"users per variant (default {DEFAULT_USERS_PER_VARIANT})",
     )
-    d.add_argument("--rate", type=rate, default=1.0, metavar="R", help="requests per second each user aims for (default 1)")
+    d.add_argument(
+        "--rate", type=rate, default=DEFAULT_RATE, metavar="R", help=f"requests per second each user aims for (default {DEFAULT_RATE:g})"
+    )
     d.add_argument(
         "--latency-ms",
         type=whole,

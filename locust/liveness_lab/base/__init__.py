@@ -15,6 +15,12 @@ DEFAULT_LATENCY_MS = 1000
 # UI's start form proposes (that many users of each variant's class, started at once: 40 users, ramp 40,
 # for blocking and reactive). 20 requests of 1 s in flight hold a blocking pod's 4 event loops for good.
 DEFAULT_USERS_PER_VARIANT = 20
+# The rate each user aims for when nobody says (requests/s): the locustfile's --rate-per-user, scripts/demo.sh's
+# --rate, the lab's scenarios.
+DEFAULT_RATE = 1.0
+# The scripted run's timetable when nobody says (s): scripts/demo.sh's --ramp, --hold and --quiet, the
+# cool-down between the hold and the quiet period (no option), and DemoShape's LIVENESS_LAB_*_S.
+DEMO_PHASES_S = {"ramp": 10, "hold": 180, "cooldown": 5, "quiet": 90}
 
 # locust/ and the repository around it, on the host (the Locust image has locust/'s files only).
 LOCUST_DIR = Path(__file__).resolve().parents[2]

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import yaml  # PyYAML comes with the kubernetes client (requirements.lock)
 
-from . import DEFAULT_LATENCY_MS
+from . import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S
 from .variants import VARIANTS
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
@@ -44,7 +44,14 @@ NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
 COUNT = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+)$")
 
 # What scripts/demo.sh runs when a scenario's load leaves a key out (its own defaults, but a shorter hold).
-LOAD_DEFAULTS = {"users": 20, "rate": 1.0, "latency_ms": DEFAULT_LATENCY_MS, "ramp": 10, "hold": 60, "quiet": 60}
+LOAD_DEFAULTS = {
+    "users": DEFAULT_USERS_PER_VARIANT,
+    "rate": DEFAULT_RATE,
+    "latency_ms": DEFAULT_LATENCY_MS,
+    "ramp": DEMO_PHASES_S["ramp"],
+    "hold": 60,
+    "quiet": 60,
+}
 LOAD_KEYS = set(LOAD_DEFAULTS)
 
 # The prediction vocabulary, per variant: key -> what its value may be (checked by the loader, judged by
@@ -174,8 +181,8 @@ class Scenario:
         return any(a.target == variant and a.replicas for a in self.actions)
 
     def minutes(self) -> float:
-        """The load's own duration (ramp, hold, demo.sh's 5 s cool-down, quiet) in minutes."""
-        return (self.load["ramp"] + self.load["hold"] + 5 + self.load["quiet"]) / 60
+        """The load's own duration (ramp, hold, demo.sh's cool-down, quiet) in minutes."""
+        return (self.load["ramp"] + self.load["hold"] + DEMO_PHASES_S["cooldown"] + self.load["quiet"]) / 60
 
 
 def check_count(value) -> bool:

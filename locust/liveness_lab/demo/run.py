@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from liveness_lab.base import DEFAULT_LATENCY_MS, LOCUST_DIR, ROOT, coordinates
+from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S, LOCUST_DIR, ROOT, coordinates
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.kube import Kube
@@ -38,7 +38,7 @@ from .load_source import HOST_TARGET, choose_load
 from .locust_master import ClusterLocust, MasterUnavailable, phase_options
 from .no_other_load import ensure_no_swarm, release_master, wait_variants_idle
 
-COOLDOWN_S = 5
+COOLDOWN_S = DEMO_PHASES_S["cooldown"]
 # The recorder starts this long before Locust, for a baseline, and stops this long after it.
 RECORDER_LEAD_S, RECORDER_TAIL_S = 5, 3
 
@@ -47,11 +47,11 @@ RECORDER_LEAD_S, RECORDER_TAIL_S = 5, 3
 class DemoOptions:
     """The command line of one scripted run; None: from the release (or the default named)."""
 
-    hold: int = 180
-    ramp: int = 10
-    quiet: int = 90
-    users: int = 20
-    rate: float = 1.0
+    hold: int = DEMO_PHASES_S["hold"]
+    ramp: int = DEMO_PHASES_S["ramp"]
+    quiet: int = DEMO_PHASES_S["quiet"]
+    users: int = DEFAULT_USERS_PER_VARIANT
+    rate: float = DEFAULT_RATE
     latency_ms: int | None = None
     variants: list[str] | None = None
     out: Path | None = None

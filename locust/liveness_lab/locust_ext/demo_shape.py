@@ -20,13 +20,13 @@ import os
 
 from locust import LoadTestShape
 
-# phase -> (Locust option, environment variable, default)
+from liveness_lab.base import DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S
+
+# phase -> (Locust option, environment variable, default): the demo's timetable (DEMO_PHASES_S) and its
+# users for blocking and reactive.
 SOURCES = {
-    "users": ("demo_users", "LIVENESS_LAB_USERS", "40"),
-    "ramp": ("demo_ramp_s", "LIVENESS_LAB_RAMP_S", "10"),
-    "hold": ("demo_hold_s", "LIVENESS_LAB_HOLD_S", "180"),
-    "cooldown": ("demo_cooldown_s", "LIVENESS_LAB_COOLDOWN_S", "5"),
-    "quiet": ("demo_quiet_s", "LIVENESS_LAB_QUIET_S", "90"),
+    "users": ("demo_users", "LIVENESS_LAB_USERS", 2 * DEFAULT_USERS_PER_VARIANT),
+    **{phase: (f"demo_{phase}_s", f"LIVENESS_LAB_{phase.upper()}_S", seconds) for phase, seconds in DEMO_PHASES_S.items()},
 }
 
 
