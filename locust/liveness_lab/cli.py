@@ -289,27 +289,13 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh",
     d = sub.add_parser(
         "demo", prog=prog_demo, description=DEMO, epilog=ENV_DEMO + "\n" + EXIT_HELP, formatter_class=fmt, help="the scripted run"
     )
-    d.add_argument(
-        "--hold",
-        type=above_zero,
-        default=DEMO_PHASES_S["hold"],
-        metavar="SECONDS",
-        help=f"time at full load (default {DEMO_PHASES_S['hold']})",
-    )
-    d.add_argument(
-        "--ramp",
-        type=whole,
-        default=DEMO_PHASES_S["ramp"],
-        metavar="SECONDS",
-        help=f"time to reach full load (default {DEMO_PHASES_S['ramp']})",
-    )
-    d.add_argument(
-        "--quiet",
-        type=whole,
-        default=DEMO_PHASES_S["quiet"],
-        metavar="SECONDS",
-        help=f"time without load afterwards, to watch recovery (default {DEMO_PHASES_S['quiet']})",
-    )
+    for flag, kind, what in (
+        ("hold", above_zero, "time at full load"),
+        ("ramp", whole, "time to reach full load"),
+        ("quiet", whole, "time without load afterwards, to watch recovery"),
+    ):
+        seconds = DEMO_PHASES_S[flag]
+        d.add_argument(f"--{flag}", type=kind, default=seconds, metavar="SECONDS", help=f"{what} (default {seconds})")
     d.add_argument(
         "--users",
         type=above_zero,
