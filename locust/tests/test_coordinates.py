@@ -6,7 +6,7 @@ import subprocess
 
 from conftest import REPO
 
-from liveness_lab.base import coordinates, variants
+from liveness_lab.base import coordinates, kube, variants
 
 
 def bash(script: str, env=None) -> str:
@@ -49,6 +49,17 @@ def test_the_flags_win_over_the_environment_which_wins_over_the_defaults():
     assert coordinates.hand_on(environ, release_name="bob") == coordinates.Coordinates("kind-liveness-lab", "team-a", "bob")
     assert environ == {"LIVENESS_LAB_KUBE_CONTEXT": "kind-liveness-lab", "LIVENESS_LAB_NAMESPACE": "team-a", "LIVENESS_LAB_RELEASE": "bob"}
     assert not coordinates.read(environ).is_kind_default() and coordinates.read({}).is_kind_default()
+
+
+def test_a_pod_named_by_an_event_is_its_own_variants_though_another_variants_name_is_a_prefix_of_it(monkeypatch):
+    """An event names only the pod: liveness-lab-servlet-async-... starts with liveness-lab-servlet- too, and
+    its Unhealthy events counted for servlet made servlet-async look free of them (the lab's run of
+    servlet-dependency-in-liveness found it)."""
+    monkeypatch.delenv("LIVENESS_LAB_RELEASE", raising=False)
+    assert variants.variant_of_pod("liveness-lab-servlet-async-6c9d84b7b5-shj4d") == "servlet-async"
+    assert variants.variant_of_pod("liveness-lab-servlet-virtual-7f6c865b98-v5w6f") == "servlet-virtual"
+    assert variants.variant_of_pod("liveness-lab-servlet-5d8b9c7f4d-b5qxg") == "servlet"
+    assert kube.event_record({"involvedObject": {"name": "liveness-lab-servlet-async-6c9d84b7b5-shj4d"}})["variant"] == "servlet-async"
 
 
 def test_the_release_is_read_when_used_not_at_import(monkeypatch):

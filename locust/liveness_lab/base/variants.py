@@ -126,7 +126,8 @@ def variant_of_pod(name: str, labels: dict | None = None) -> str | None:
     component = (labels or {}).get(COMPONENT_LABEL)
     if component in VARIANTS:
         return component
-    for variant in VARIANTS:
+    # The longest name first: servlet-async's pods also start with `<fullname>-servlet-`.
+    for variant in sorted(VARIANTS, key=len, reverse=True):
         if name.startswith(f"{fullname(coordinates.release())}-{variant}-"):
             return variant
     return None
