@@ -280,10 +280,9 @@ def check_needs(path, where: str, key: str, value, actions: list[Action], varian
         raise ScenarioError(path, f"{where}.{key}", f"needs an action that raises {variant}'s replicas (its new pods are what it counts)")
 
 
-def read_map(path: Path, top_keys: set, required, error=None) -> dict:
+def read_map(path: Path, top_keys: set, required, error=ScenarioError) -> dict:
     """A YAML file of the lab's kind (a scenario, a workshop step): named in lowercase letters, digits and
     dashes, a map of TOP_KEYS with the REQUIRED ones; a mistake is ERROR (ScenarioError) naming the field."""
-    error = error or ScenarioError
     if not NAME.match(path.stem):
         raise error(path, "file name", "must be lowercase letters, digits and dashes, e.g. tcp-probe.yaml")
     try:
