@@ -3,10 +3,11 @@ and a recorded run judged with a node clock 30 s ahead of the host's (Docker Des
 slept): right when the offset is steady, no verdict when it moved during the run."""
 
 import copy
+from pathlib import Path
 
 import pytest
 
-from liveness_lab.report import clock, verdict
+from liveness_lab.report import clock, facts, verdict
 
 AHEAD_S = 30.0
 
@@ -47,7 +48,7 @@ def test_the_http_date_header_is_read_in_epoch_seconds():
     assert clock.date_header_seconds("Tue, 24 Nov 2026 15:04:05 GMT") == 1795532645
 
 
-def node_clock_ahead(data: verdict.RunData, start: float, end: float) -> verdict.RunData:
+def node_clock_ahead(data: facts.RunData, start: float, end: float) -> facts.RunData:
     """DATA as if the cluster's clock had been START then END seconds ahead of the host's: every time the
     cluster stamped moves by the offset it had then (linearly over the recording), and the recorder's
     clock records say so."""
@@ -77,7 +78,7 @@ def node_clock_ahead(data: verdict.RunData, start: float, end: float) -> verdict
 
 @pytest.fixture
 def passing(chart_settings):
-    data = verdict.load_run(verdict.Path(__file__).parent / "fixtures" / "run-pass")
+    data = facts.load_run(Path(__file__).parent / "fixtures" / "run-pass")
     data.run["settings"] = chart_settings
     return data
 
@@ -112,7 +113,7 @@ def test_without_the_measurement_the_same_run_would_be_misjudged(passing):
 def test_a_clock_that_jumps_mid_run_gives_no_verdict_and_names_the_offsets(passing):
     result = verdict.judge(node_clock_ahead(passing, 0.0, AHEAD_S))
     assert result.verdict == "INCONCLUSIVE" and result.exit_code == 2
-    assert any("clock moved 30.0 s" in d and "start +0.0 s, end +30.0 s" in d for d in result.disturbances), result.disturbances
+    assert any("clock moved 30.0 s" in d and "start +0.0 s, end +30.0 s" in d for d in result.facts.disturbances), result.facts.disturbances
 
 
 def test_a_drift_within_the_slack_keeps_the_verdict(passing):

@@ -11,7 +11,7 @@ from recorded_events import timeline
 from liveness_lab.base.countdown import EventReader, Probe, countdown, describe
 from liveness_lab.base.kube import event_record, parse_time
 
-CHART = Probe(period_s=5, threshold=3)
+CHART = Probe(period_s=5, failure_threshold=3)
 LABELS = {"failure": "liveness failure", "kill": "liveness kill", "unreported": "liveness failure, no event"}
 BLOCKING = "liveness-lab-blocking-5996c55b89-jjfw9"  # run-pass's (and run-fail's) blocking pod
 

@@ -13,7 +13,9 @@ from conftest import FIXTURES
 from liveness_lab.base import scenario as scenario_file
 from liveness_lab.lab import __main__ as cli
 from liveness_lab.lab import catalogue, judge, matrix
-from liveness_lab.report import settings
+from liveness_lab.report import settings, verdict
+from liveness_lab.report.facts import load_run, run_facts
+from liveness_lab.report.predictions import HELD, NOT_HELD, Evidence, count_state, judge_line
 
 GOOD = """\
 title: A test scenario
@@ -141,38 +143,42 @@ def test_a_run_without_probe_settings_or_without_a_predicted_variant_cannot_tell
     del run["settings"]
     (folder / "run.json").write_text(json.dumps(run))
     result = judge.judge_scenario(scenario("baseline"), folder)
-    assert result.outcome == judge.CANNOT_TELL and result.why_cannot_tell == [
-        "blocking kill_timing: no liveness probe settings recorded in run.json"
-    ]
+    assert result.outcome == judge.CANNOT_TELL and result.why_cannot_tell == ["blocking kill_timing: no liveness probe settings recorded"]
     result = judge.judge_scenario(scenario("virtual"), folder)
     assert result.outcome == judge.CANNOT_TELL and "virtual was not in the run" in result.why_cannot_tell[0]
 
 
+def lines_of(folder):
+    """The run's facts, and a function judging one prediction of one variant on them (the lab's way)."""
+    facts = run_facts(load_run(folder))
+
+    def line(key, value, variant):
+        a = facts.analyses[variant]
+        ev = Evidence(a, facts.run, live=False, elapsed=a.phases.end - a.phases.start, actions=facts.actions)
+        return judge_line(key, value, ev)
+
+    return line
+
+
 def test_the_other_predictions_read_the_recorded_figures(runs):
-    data = judge.load_run(runs["run-pass"])
-    result = judge.judge(data)
-    blocking, reactive = result.analyses["blocking"], result.analyses["reactive"]
-    line = lambda key, value, a: judge.judge_line(key, value, a, result, data.run)  # noqa: E731
-    assert line("ready", "not-throughout", blocking).held and line("ready", "throughout", reactive).held
-    assert line("restarted_pods", "all", blocking).measured == "1 of 1" and line("restarted_pods", "all", blocking).held
-    assert line("recovers", True, reactive).held
-    assert line("throughput", "offered", reactive).held  # 20 users at 1 req/s, all served
-    assert not line("throughput", "offered", blocking).held
-    assert line("liveness_failures", ">0", blocking).held and line("unhealthy", 0, reactive).held
-    assert judge.count_holds("<=2", 2) and not judge.count_holds(">0", 0) and judge.count_holds(0, 0)
+    line = lines_of(runs["run-pass"])
+    assert line("ready", "not-throughout", "blocking").held and line("ready", "throughout", "reactive").held
+    assert line("restarted_pods", "all", "blocking").measured == "1 of 1" and line("restarted_pods", "all", "blocking").held
+    assert line("recovers", True, "reactive").held
+    assert line("throughput", "offered", "reactive").held  # 20 users at 1 req/s, all served
+    assert not line("throughput", "offered", "blocking").held
+    assert line("liveness_failures", ">0", "blocking").held and line("unhealthy", 0, "reactive").held
+    assert count_state("<=2", 2, True) == HELD and count_state(">0", 0, True) == NOT_HELD and count_state(0, 0, True) == HELD
 
 
 def test_shed_requests_are_the_429_answers_and_the_other_failures_are_the_rest(runs):
     folder = runs["run-disturbed"]  # reactive: 380 answers of 403, 60 connections closed
     failures = folder / "locust_failures.csv"
     failures.write_text(failures.read_text().replace("LocustBadStatusCode(code=403)", "LocustBadStatusCode(code=429)"))
-    data = judge.load_run(folder)
-    result = judge.judge(data)
-    blocking, reactive = result.analyses["blocking"], result.analyses["reactive"]
-    line = lambda key, value, a: judge.judge_line(key, value, a, result, data.run)  # noqa: E731
-    assert line("shed", ">0", reactive).measured.startswith("380 of ")
-    assert line("shed", ">0", reactive).held and line("shed", 0, blocking).held
-    not_shed = line("failures_not_shed", 0, reactive)
+    line = lines_of(folder)
+    assert line("shed", ">0", "reactive").measured.startswith("380 of ")
+    assert line("shed", ">0", "reactive").held and line("shed", 0, "blocking").held
+    not_shed = line("failures_not_shed", 0, "reactive")
     assert not not_shed.held and not_shed.measured == "60 (HTTPConnectionClosed('connection closed.') x60)"
 
 
@@ -237,9 +243,9 @@ def test_the_recorded_lab_runs_hold_their_scenarios(name, folder):
 
 
 def test_the_tcp_probe_run_records_its_probe_kind_and_fails_the_demos_own_claim():
-    data = judge.load_run(FIXTURES / "lab-tcp-probe")
+    data = load_run(FIXTURES / "lab-tcp-probe")
     assert data.run["settings"]["blocking"]["liveness"]["type"] == "tcpSocket"
     live = settings.run_settings(data.run)["blocking"].liveness
-    assert live.kind == "tcpSocket" and live.describe() == "every 5 s, 1 s timeout, 3 failures tcpSocket on http"
+    assert live.kind == "tcpSocket" and live.describe() == "tcpSocket http, every 5 s, timeout 1 s, 3 failures"
     # demo.sh's claim (blocking is restarted) does not hold here; the scenario's prediction does.
-    assert judge.judge(data).verdict == "FAIL"
+    assert verdict.judge(data).verdict == "FAIL"

@@ -9,7 +9,8 @@ import shutil
 from conftest import FIXTURES
 
 from liveness_lab.lab import catalogue, judge
-from liveness_lab.report import verdict
+from liveness_lab.report.facts import load_run, run_facts
+from liveness_lab.report.predictions import Evidence, judge_line
 
 
 def scenario(name):
@@ -31,10 +32,11 @@ def lines(result):
 
 
 def line(folder, variant, key, value):
-    """One prediction judged on FOLDER."""
-    data = verdict.load_run(folder)
-    result = verdict.judge(data)
-    return judge.judge_line(key, value, result.analyses[variant], result, data.run)
+    """One prediction judged on FOLDER, as the lab judges a finished run."""
+    facts = run_facts(load_run(folder))
+    a = facts.analyses[variant]
+    ev = Evidence(a, facts.run, live=False, elapsed=a.phases.end - a.phases.start, actions=facts.actions, throttled=facts.cpu.throttled)
+    return judge_line(key, value, ev)
 
 
 # --- a dependency in liveness: kill timing from the action, recovery after the actions -----------------
@@ -88,8 +90,8 @@ def test_recovery_after_the_actions_not_held_against_a_shorter_bound():
 def test_the_dependency_runs_probe_failures_are_judged_with_cpu_check_machine_and_void_it_without(tmp_path):
     # The reactive pods failed their probes because of the downstream: the full CPU check reads that as CPU
     # starvation; cpu_check machine leaves only the machine's busy share (85 % here, under 90 %).
-    data = verdict.load_run(FIXTURES / "lab-dependency-in-liveness")
-    cpu = verdict.judge(data).cpu
+    data = load_run(FIXTURES / "lab-dependency-in-liveness")
+    cpu = run_facts(data).cpu
     assert cpu.starved and not cpu.machine_warnings
     assert any("reactive pods failed" in w for w in cpu.warnings)
     full = scenario("dependency-in-liveness").__class__(**{**vars(scenario("dependency-in-liveness")), "cpu_check": "full"})
@@ -118,10 +120,10 @@ def test_a_tight_cpu_limit_under_a_heavy_load_kills_a_reactive_pod_throttled_in_
     got = lines(result)
     assert result.outcome == judge.HELD, [x.text() for x in result.lines] + result.why_cannot_tell
     assert got["reactive", "throttled_pct"].measured == "97 % of periods"
-    assert got["reactive", "restarts"].measured == "2 (j4g78 2)" and got["reactive", "kill_reason"].held
+    assert got["reactive", "restarts"].measured == "2 (j4g78 2; first liveness kill at +17.7 s)" and got["reactive", "kill_reason"].held
     assert result.figures["reactive"]["throttledPct"] == 97.1
     # cpu_check machine: the machine was 66 % busy; the full check would void the run over the throttling.
-    cpu = verdict.judge(verdict.load_run(FIXTURES / "lab-cpu-throttled-heavy")).cpu
+    cpu = run_facts(load_run(FIXTURES / "lab-cpu-throttled-heavy")).cpu
     assert not cpu.machine_warnings and any("CPU-throttled in 97%" in w for w in cpu.warnings)
 
 
@@ -141,7 +143,9 @@ def test_without_a_startup_probe_the_pods_of_a_scale_out_are_killed_before_they_
     result = judge.judge_scenario(scenario("cold-scale-out"), FIXTURES / "lab-cold-scale-out")
     got = lines(result)
     assert result.outcome == judge.HELD, [x.text() for x in result.lines] + result.why_cannot_tell
-    assert got["reactive", "added_restarts"].measured == "8 (2 pod(s) added)"
+    # 8 restarts and 2 kills (+164.9 s) whose containers were still stopping when the recording ended: a kill
+    # counts as the restart it starts.
+    assert got["reactive", "added_restarts"].measured == "10 (2 pod(s) added)"
     f = result.figures["reactive"]
     assert (f["pods"], f["addedPods"], f["addedRestarts"], f["restarts"]) == (3, 2, 8, 8)
     assert f["addedLivenessFailures"] > 0
@@ -150,10 +154,10 @@ def test_without_a_startup_probe_the_pods_of_a_scale_out_are_killed_before_they_
 
 
 def test_the_pods_a_scale_out_added_are_the_runs_own_but_without_its_action_a_disturbance(tmp_path):
-    data = verdict.load_run(FIXTURES / "lab-cold-scale-out")
-    assert verdict.judge(data).disturbances == []
+    data = load_run(FIXTURES / "lab-cold-scale-out")
+    assert run_facts(data).disturbances == []
     bare = copy(tmp_path, "lab-cold-scale-out", drop={"action", "action-done"})
-    result = verdict.judge(verdict.load_run(bare))
+    result = run_facts(load_run(bare))
     assert len(result.disturbances) == 1 and result.disturbances[0].startswith("reactive: pods created during the run (")
     x = line(bare, "reactive", "added_restarts", ">=1")
     assert x.held is None and x.measured == "no recorded action raised reactive's replicas"

@@ -449,10 +449,11 @@ def test_a_rollouts_events_are_not_the_runs(tmp_path, chart_settings):
     }
     with open(folder / "timeline.jsonl", "a") as f:
         f.write(json.dumps(old) + "\n")
-    from liveness_lab.report.verdict import judge, load_run
+    from liveness_lab.report.facts import load_run
+    from liveness_lab.report.verdict import judge
 
     result = judge(load_run(folder))
-    assert result.verdict == "PASS" and result.analyses["reactive"].probes.unhealthy == 0
+    assert result.verdict == "PASS" and result.facts.analyses["reactive"].probes.unhealthy == 0
 
 
 # --- one place for the latency default ----------------------------------------------------------------

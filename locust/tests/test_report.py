@@ -11,12 +11,13 @@ import shutil
 import pytest
 from conftest import FIXTURES
 
-from liveness_lab.report import build, settings, verdict
+from liveness_lab.base.probes import Probe
+from liveness_lab.report import build, facts, settings, verdict
 
 
 @pytest.fixture
 def passing():
-    return verdict.load_run(FIXTURES / "run-pass")
+    return facts.load_run(FIXTURES / "run-pass")
 
 
 @pytest.fixture
@@ -61,8 +62,8 @@ def test_recorded_passing_run_builds_a_self_contained_report_and_exits_0(tmp_pat
 def test_passing_run_restarts_blocking_after_liveness_failures_and_leaves_reactive_alone(passing):
     result = verdict.judge(passing)
     assert result.verdict == "PASS", result.checks
-    blocking, reactive = result.analyses["blocking"], result.analyses["reactive"]
-    assert blocking.pods.restarts and all(r.after_liveness_failure for r in blocking.pods.restarts)
+    blocking, reactive = result.facts.analyses["blocking"], result.facts.analyses["reactive"]
+    assert blocking.pods.restarts and all(r.liveness for r in blocking.pods.restarts)
     assert blocking.first_liveness_failure_s < blocking.first_liveness_kill_s < blocking.first_restart_s
     assert reactive.pods.restarts == [] and reactive.probes.unhealthy == 0 and reactive.figures.failures == 0
     assert reactive.figures.requests > 1000
@@ -91,7 +92,7 @@ def failed_checks(data):
 
 
 def test_a_reactive_liveness_failure_fails_the_verdict(data):
-    t = verdict.run_phases(data.run).hold + 30
+    t = facts.run_phases(data.run).hold + 30
     reactive_pod = next(p["name"] for r in data.timeline if r["kind"] == "pods" for p in r["pods"] if p["variant"] == "reactive")
     data.timeline.append(
         {
@@ -115,7 +116,8 @@ def test_a_reactive_liveness_failure_fails_the_verdict(data):
 def test_a_restart_without_liveness_failures_or_by_oom_fails_the_verdict(data, passing):
     data.timeline = [r for r in data.timeline if not (r["kind"] == "event" and r["reason"] in ("Unhealthy", "Killing"))]
     outcome, failed = failed_checks(data)
-    assert outcome == "FAIL" and any("preceded by a liveness failure" in f for f in failed)
+    # Without its own Killing event, and with no probe counter read, a SIGTERM is not a liveness kill.
+    assert outcome == "FAIL" and any("needs a liveness kill: cause unknown (ended on SIGTERM (exit 143)" in f for f in failed), failed
 
     data = copy.deepcopy(passing)
     for r in data.timeline:
@@ -142,15 +144,15 @@ def test_cpu_starvation_is_flagged(data):
     for r in data.timeline:
         if r["kind"] == "cpu":
             r["busy"] = 1.0
-    cpu = verdict.judge(data).cpu
+    cpu = verdict.judge(data).facts.cpu
     assert cpu.starved and any("busy" in w for w in cpu.warnings)
 
 
 def test_a_run_that_lost_the_kubernetes_api_has_no_verdict(data):
-    t = verdict.run_phases(data.run).hold
+    t = facts.run_phases(data.run).hold
     data.timeline += [{"t": t + i, "kind": "error", "what": "api", "message": "connection refused"} for i in range(10)]
     result = verdict.judge(data)
-    assert result.verdict == "INCONCLUSIVE" and "did not answer 10 times" in result.disturbances[0]
+    assert result.verdict == "INCONCLUSIVE" and "did not answer 10 times" in result.facts.disturbances[0]
 
 
 def test_the_chart_settings_are_read_from_its_deployments(chart_settings):
@@ -171,11 +173,11 @@ def test_the_chart_settings_are_read_from_its_deployments(chart_settings):
 def test_the_kill_window_is_computed_from_the_recorded_probe(chart_settings):
     run = {"phases": {"ramp": 10}, "users_per_variant": 20}
     s = settings.VariantSettings.from_json(chart_settings["blocking"])
-    w = settings.kill_window(s.liveness, s.event_loops, run)
+    w = facts.kill_window(s.liveness, run, s)
     # (F-1)*P+T and F*P+T of the probe; late slack: the clock's plus the 2 s the ramp takes to start 4 users.
     assert (w.earliest_s, w.latest_s) == (11, 16) and (w.low, w.high) == (9, 20)
-    slower = settings.ProbeSettings(period_s=10, timeout_s=2, failure_threshold=4)
-    w = settings.kill_window(slower, None, run)  # event loops unknown: the whole ramp as late slack
+    slower = Probe(period_s=10, timeout_s=2, failure_threshold=4)
+    w = facts.kill_window(slower, run)  # event loops unknown: the whole ramp as late slack
     assert (w.earliest_s, w.latest_s) == (32, 42) and (w.low, w.high) == (30, 54)
 
 
@@ -216,7 +218,7 @@ def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settin
     (folder / "run.json").write_text(json.dumps(run | {"settings": chart_settings}))
     assert build.main([str(folder)]) == 0
     summary, html = (folder / "summary.md").read_text(), (folder / "report.html").read_text()
-    for text in ("liveness every 5 s, 1 s timeout, 3 failures /livez on http", "first liveness kill expected at 9-20 s"):
+    for text in ("liveness httpGet http /livez, every 5 s, timeout 1 s, 3 failures", "first liveness kill expected at 9-20 s"):
         assert text in summary and text in html
     assert "note: run.json records no probe settings" not in summary
     assert json.loads((folder / "verdict.json").read_text())["killWindows"]["blocking"] == {
@@ -231,8 +233,8 @@ def test_the_report_counts_down_every_kill_in_its_plot_and_event_log(tmp_path, c
     """run-pass with the chart's probe (3 failures, every 5 s): each of the 5 kills follows failures 1/3,
     2/3, 3/3; after the first kill the kubelet's spam filter reported one of them (12:14:48), and the
     report places and says the others, as the Live tab does."""
-    blocking = verdict.judge(passing_with_settings).analyses["blocking"]
-    marks = build.countdown_of(blocking)
+    blocking = verdict.judge(passing_with_settings).facts.analyses["blocking"]
+    marks = blocking.countdown()
     kills = [m for m in marks if m.kind == "kill"]
     assert len(kills) == 5
     for kill in kills:
@@ -250,7 +252,7 @@ def test_the_report_counts_down_every_kill_in_its_plot_and_event_log(tmp_path, c
 
 @pytest.mark.parametrize("folder, outcome", [("run-pass", "PASS"), ("run-fail", "FAIL"), ("run-disturbed", "INCONCLUSIVE")])
 def test_every_recorded_run_keeps_its_verdict_with_settings_recorded(folder, outcome, chart_settings):
-    data = verdict.load_run(FIXTURES / folder)
+    data = facts.load_run(FIXTURES / folder)
     without = verdict.judge(data)
     data.run["settings"] = chart_settings
     result = verdict.judge(data)
@@ -266,21 +268,21 @@ def test_every_recorded_run_keeps_its_verdict_with_settings_recorded(folder, out
 
 @pytest.fixture
 def alone():
-    return verdict.load_run(FIXTURES / "run-alone")
+    return facts.load_run(FIXTURES / "run-alone")
 
 
 def test_a_run_alone_passes_with_served_close_to_offered(alone):
     result = verdict.judge(alone)
-    assert result.verdict == "PASS", result.disturbances
-    reactive = result.loads["reactive"]
+    assert result.verdict == "PASS", result.facts.disturbances
+    reactive = result.facts.loads["reactive"]
     # 20 more served than offered: the one request per user in flight when Locust stopped its users.
     assert (reactive.offered, reactive.served, reactive.allowance) == (930, 950, 20 + 47)
     assert not reactive.extra and not reactive.busy_before and reactive.missed == {}
     # A saturated blocking pod answers few scrapes, and its counter dies with each killed container.
-    blocking = result.loads["blocking"]
+    blocking = result.facts.loads["blocking"]
     assert blocking.served is not None and blocking.served <= blocking.offered
     assert sum(blocking.missed.values()) > blocking.samples and sum(blocking.resets.values()) == 2
-    assert any("lower bound" in n for n in result.load_notes)
+    assert any("lower bound" in n for n in result.facts.load_notes)
 
 
 def test_a_run_with_extra_load_has_no_verdict_and_exits_2(tmp_path):
@@ -307,7 +309,7 @@ def test_a_run_with_extra_load_has_no_verdict_and_exits_2(tmp_path):
 
 def with_reactive_served(data, extra):
     """DATA with EXTRA added to the reactive pod's count in every sample after the load started."""
-    start = verdict.run_phases(data.run).start
+    start = facts.run_phases(data.run).start
     for r in data.timeline:
         for m in r["pods"].values() if r["kind"] == "metrics" else []:
             if m["variant"] == "reactive" and m["t"] >= start:
@@ -319,18 +321,18 @@ def test_the_allowance_is_the_limit_of_extra_load(alone):
     # 950 served against 930 offered, 67 allowed: 47 more is still alone, 48 more is not.
     assert verdict.judge(with_reactive_served(copy.deepcopy(alone), 47)).verdict == "PASS"
     result = verdict.judge(with_reactive_served(copy.deepcopy(alone), 48))
-    assert result.verdict == "INCONCLUSIVE" and "allowed up to 997" in result.disturbances[0]
+    assert result.verdict == "INCONCLUSIVE" and "allowed up to 997" in result.facts.disturbances[0]
 
 
 def test_variants_busy_before_the_swarm_give_no_verdict(alone):
     data = copy.deepcopy(alone)
-    start = verdict.run_phases(data.run).start
+    start = facts.run_phases(data.run).start
     first = next(r for r in data.timeline if r["kind"] == "metrics")
     assert all(m["t"] < start for m in first["pods"].values())
     next(m for m in first["pods"].values() if m["variant"] == "blocking")["inFlight"] = 3
     result = verdict.judge(data)
     assert result.verdict == "INCONCLUSIVE"
-    assert result.disturbances == [
+    assert result.facts.disturbances == [
         "blocking: already busy before the swarm started (3 request(s) in flight, 0 served during the baseline): something else is "
         "sending it requests"
     ]
@@ -356,10 +358,10 @@ def test_a_counter_reset_by_a_restart_is_added_up():
     ]
     # 10, then 5 after the first restart, 4, then 30 (a count above the old one, but a new container),
     # then a count that went down without a restart seen: a new container all the same, 2.
-    load = verdict.served_load(timeline, "reactive", start=10, offered=100, users=5)
+    load = facts.served_load(timeline, "reactive", start=10, offered=100, users=5)
     assert load.served == 10 + 5 + 4 + 30 + 2 and load.resets == {"liveness-lab-reactive-x": 3}
     # Requests finished between two samples before the load started: something else sends load.
-    busy = verdict.served_load([metrics_sample(0, 7), metrics_sample(5, 9)] + timeline[1:], "reactive", start=10, offered=100, users=5)
+    busy = facts.served_load([metrics_sample(0, 7), metrics_sample(5, 9)] + timeline[1:], "reactive", start=10, offered=100, users=5)
     assert busy.before_start_served == 2 and busy.busy_before
 
 
@@ -370,13 +372,15 @@ def test_a_variant_whose_count_was_never_read_has_no_verdict(alone):
             r["missed"].update({p: {**m, "message": "503"} for p, m in r["pods"].items() if m["variant"] == "reactive"})
             r["pods"] = {p: m for p, m in r["pods"].items() if m["variant"] != "reactive"}
     result = verdict.judge(data)
-    assert result.verdict == "INCONCLUSIVE" and result.disturbances[0].startswith("reactive: its pods' own request count was never read")
+    assert result.verdict == "INCONCLUSIVE" and result.facts.disturbances[0].startswith(
+        "reactive: its pods' own request count was never read"
+    )
 
 
 def test_a_run_recorded_before_the_counts_keeps_its_verdict_and_says_so(passing):
     result = verdict.judge(passing)
-    assert result.verdict == "PASS" and result.loads == {}
-    assert result.load_notes == [
+    assert result.verdict == "PASS" and result.facts.loads == {}
+    assert result.facts.load_notes == [
         "the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not compared "
         "with what Locust offered"
     ]

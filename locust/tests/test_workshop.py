@@ -16,11 +16,11 @@ from recorded_release import RecordedApi, release_deployments, starting_containe
 
 from liveness_lab.base import scenario
 from liveness_lab.base.kube import parse_time
-from liveness_lab.workshop import change, check, steps, tab
+from liveness_lab.workshop import change, check, course, tab
 from liveness_lab.workshop.check import Release
 from liveness_lab.workshop.cluster import ApiError
 
-STEPS = {s.name: s for s in steps.load_steps()}
+STEPS = {s.name: s for s in course.load_steps()}
 
 
 def release_for(step, start=None, deployments=None, pods=None):
@@ -54,16 +54,16 @@ def test_a_step_reads_its_scenario_with_the_labs_own_reader_and_a_mistake_there_
     """One reader for scenario files (base.scenario), the lab's and the workshop's: a scenario the lab
     would refuse (a count that is not one) stops the step too, naming the step, the scenario file and its
     field; and what the step holds is what the lab reads, defaults filled in."""
-    assert set(steps.LIVE_PREDICTIONS) <= set(scenario.PREDICTIONS)
+    assert set(course.LIVE_PREDICTIONS) <= set(scenario.PREDICTIONS)
     for s in STEPS.values():
         assert s.scenario == scenario.load_scenario(s.scenario.path), s.name
     folder = tmp_path / "scenarios"
     folder.mkdir()
     bad = folder / "tcp-probe.yaml"
-    bad.write_text((steps.SCENARIOS / "tcp-probe.yaml").read_text().replace("restarts: 0", "restarts: lots", 1))
+    bad.write_text((course.SCENARIOS / "tcp-probe.yaml").read_text().replace("restarts: 0", "restarts: lots", 1))
     path = write_step(tmp_path, "my-step", GOOD)
-    with pytest.raises(steps.StepError) as e:
-        steps.load_step(path, folder)
+    with pytest.raises(course.StepError) as e:
+        course.load_step(path, folder)
     assert str(e.value).startswith(f"{path}: scenario: {bad}: predict."), str(e.value)
     assert "restarts: 'lots' is not a count" in str(e.value)
 
@@ -81,7 +81,7 @@ def test_in_the_locust_pod_every_step_loads_though_the_release_deploys_only_bloc
         {"mode": "reactive", "name": "reactive", "nodePort": 30081, "stack": "webflux", "url": "http://r-liveness-lab-reactive:8080"},
     ]
     env = dict(os.environ, LIVENESS_LAB_VARIANTS=json.dumps(deployed), LIVENESS_LAB_VALUES=str(tmp_path / "no-chart.yaml"))
-    code = "from liveness_lab.workshop.steps import load_steps; print(' '.join(s.name for s in load_steps()))"
+    code = "from liveness_lab.workshop.course import load_steps; print(' '.join(s.name for s in load_steps()))"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-600:]
     assert out.stdout.split() == list(STEPS)
@@ -106,10 +106,10 @@ solution: helm upgrade ...
 
 
 def test_adding_a_step_is_adding_a_file(tmp_path):
-    for p in steps.STEPS.glob("*.yaml"):
+    for p in course.STEPS.glob("*.yaml"):
         shutil.copy(p, tmp_path)
     write_step(tmp_path, "my-step", GOOD)
-    found = [s.name for s in steps.load_steps(tmp_path)]
+    found = [s.name for s in course.load_steps(tmp_path)]
     assert found[:3] == ["baseline", "tcp-probe", "my-step"] and len(found) == len(STEPS) + 1
 
 
@@ -129,15 +129,15 @@ def test_adding_a_step_is_adding_a_file(tmp_path):
 )
 def test_a_mistake_in_a_step_file_names_the_file_and_the_field(tmp_path, edit, field):
     path = write_step(tmp_path, "my-step", edit(GOOD))
-    with pytest.raises(steps.StepError) as e:
-        steps.load_step(path)
+    with pytest.raises(course.StepError) as e:
+        course.load_step(path)
     assert str(e.value).startswith(f"{path}: {field}"), str(e.value)
 
 
 def test_a_scenario_whose_prediction_cannot_be_judged_live_is_refused_naming_its_file(tmp_path):
     scenarios = tmp_path / "scenarios"
     scenarios.mkdir()
-    text = (steps.SCENARIOS / "patient-liveness.yaml").read_text()
+    text = (course.SCENARIOS / "patient-liveness.yaml").read_text()
     (scenarios / "patient-liveness.yaml").write_text(text)
     path = write_step(
         tmp_path,
@@ -146,8 +146,8 @@ def test_a_scenario_whose_prediction_cannot_be_judged_live_is_refused_naming_its
             "change:\n  blocking:\n    livenessProbe: {httpGet: null, tcpSocket: {port: http}}\n", ""
         ),
     )
-    with pytest.raises(steps.StepError) as e:
-        steps.load_step(path, scenarios)
+    with pytest.raises(course.StepError) as e:
+        course.load_step(path, scenarios)
     assert "patient-liveness.yaml: predict.blocking: the scenario predicts 'recovers'" in str(e.value)
 
 

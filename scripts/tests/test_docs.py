@@ -51,18 +51,39 @@ def test_shown_option_is_in_help(script, option, helps):
 def code_files():
     for top in ("scripts", "locust", "chart"):
         for path in (REPO / top).rglob("*"):
-            if path.suffix in (".sh", ".py") and "node_modules" not in path.parts and path != Path(__file__).resolve():
+            if path.suffix in (".sh", ".py", ".yaml", ".tpl") and "node_modules" not in path.parts and path != Path(__file__).resolve():
                 yield path
 
 
+# Comments and docstrings name settings without reading them: code is what is left of each line before a
+# "#" (and Python's docstrings are left out below, as the first string of a file, class or function).
+COMMENT = re.compile(r"(^|\s)#.*$", re.M)
+DOCSTRING = re.compile(r'^\s*(?:[ru]?"""|[ru]?\'\'\'|\.\.\.).*?(?:"""|\'\'\')\s*$', re.M | re.S)
+
+
+def read_sites(text: str, setting: str) -> bool:
+    """SETTING is read in TEXT: as a quoted name (os.environ.get("X"), env_var="X", an env entry `name: X`)
+    or expanded by a shell ($X, ${X...}), outside comments and docstrings."""
+    code = COMMENT.sub("", DOCSTRING.sub("", text))
+    return bool(re.search(rf"""["']{setting}["']|\$\{{?{setting}\b|name: {setting}\b""", code))
+
+
 @pytest.fixture(scope="module")
-def code() -> str:
-    return "\n".join(path.read_text(errors="replace") for path in code_files())
+def code() -> dict:
+    return {path: path.read_text(errors="replace") for path in code_files()}
+
+
+def test_a_setting_named_only_in_a_comment_or_a_docstring_is_not_read():
+    text = '"""Reads LIVENESS_LAB_X."""\n# LIVENESS_LAB_Y is a setting\nvalue = 1  # LIVENESS_LAB_Z\n'
+    assert not any(read_sites(text, s) for s in ("LIVENESS_LAB_X", "LIVENESS_LAB_Y", "LIVENESS_LAB_Z"))
+    assert read_sites('x = os.environ.get("LIVENESS_LAB_X", "3")', "LIVENESS_LAB_X")
+    assert read_sites(': "${LIVENESS_LAB_X:-1}"', "LIVENESS_LAB_X") and read_sites("- name: LIVENESS_LAB_X", "LIVENESS_LAB_X")
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_setting_is_read_by_the_code(setting, code):
-    assert setting in code, f"{setting}: named in the docs, read by no script or module"
+    readers = [path.relative_to(REPO) for path, text in code.items() if read_sites(text, setting)]
+    assert readers, f"{setting}: named in the docs, read by no script, module or chart template"
 
 
 @pytest.mark.parametrize("set_value", SETS)

@@ -2,7 +2,7 @@
 Kubernetes reader (``kube``), a container's probes (``probes``), a scenario file of the lab and the
 workshop (``scenario``), which failure of its threshold each liveness failure is (``countdown``), how a
 variant is drawn (``style``), the settle default (``settle``), and what a command says and how it exits
-(``console``, ``exits``). Imports nothing else of liveness_lab's.
+(``console``, ``exits``), and why a container restarted (``causes``). Imports nothing else of liveness_lab's.
 """
 
 from pathlib import Path

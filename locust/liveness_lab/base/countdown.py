@@ -53,19 +53,12 @@ the sixth start in run-pass) get no countdown before them; one container per pod
 from dataclasses import dataclass, field
 
 from .kube import is_liveness_failure, is_liveness_kill
+from .probes import Probe
 
 # A failure this many periods after the previous one of its pod starts a new count.
 GAP_PERIODS = 1.5
 # Event times are whole seconds: the F-th failure and its kill may be stamped a second apart.
 STAMP_SLACK_S = 1.0
-
-
-@dataclass(frozen=True)
-class Probe:
-    """The liveness probe's timing that decides a kill."""
-
-    period_s: float
-    threshold: int
 
 
 @dataclass
@@ -171,7 +164,7 @@ def _pod_countdown(occurrences: list[Occurrence], ends: list[float], probe: Prob
     kills = [Marker("kill", o.pod, o.t, o.message, hidden=o.hidden, since=o.since, kill_t=o.t) for o in occurrences if o.kind == "kill"]
     if probe is None:
         return failures + kills
-    period, threshold = probe.period_s, probe.threshold
+    period, threshold = probe.period_s, probe.failure_threshold
     numbered, unreported = set(), []
     for i, kill in enumerate(kills):
         # Back from the kill: the failures of its count are within (F - 1/2) P before it, after the

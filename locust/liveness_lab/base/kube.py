@@ -14,10 +14,11 @@ Everything past ``Kube.pods()``/``Kube.events()`` works on the API's own JSON (c
 
 import logging
 import os
+import re
 from datetime import UTC, datetime
 
 from . import coordinates
-from .probes import container_liveness, container_liveness_settings, container_ports
+from .probes import container_liveness, container_ports, container_probe
 from .variants import POD_SELECTOR, variant_of_pod
 
 # urllib3 logs a warning per retry: an unreachable API is shown in the tab, not in Locust's log every 3 s.
@@ -97,13 +98,23 @@ class Kube:
         return resp.data
 
     def node_proxy(self, node: str, path: str) -> bytes:
-        """GET a kubelet endpoint through the API server (nodes/proxy: the recorder's CPU check only)."""
+        """GET a kubelet endpoint through the API server (nodes/proxy, cluster-scoped: the recorder's CPU
+        check and the kubelet's probe counter; kind's admin kubeconfig has it, the chart's Locust only with
+        ``kubeletProbeMetrics.enabled``)."""
         api = self._connect()
         try:
             resp = api.connect_get_node_proxy_with_path(node, path, _preload_content=False, _request_timeout=REQUEST_TIMEOUT_S * 3)
         except Exception as e:
             raise KubeUnavailable(f"node proxy {node}/{path} failed: {_short(e)}") from e
         return resp.data
+
+    def probe_counts(self, nodes) -> dict:
+        """The kubelet's own probe counter of this namespace's pods on NODES (probe_counts of each node's
+        ``/metrics/probes``), merged: {pod: {probe type: {...}}}."""
+        out = {}
+        for node in sorted(set(nodes)):
+            out |= probe_counts(self.node_proxy(node, "metrics/probes").decode("utf-8", "replace"), self.namespace)
+        return out
 
 
 def _short(e: Exception) -> str:
@@ -131,7 +142,7 @@ def pod_record(pod: dict) -> dict:
     for c in containers:
         last_terminated = (c.get("lastState") or {}).get("terminated") or last_terminated
     conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
-    liveness = container_liveness_settings(pod) or {}
+    liveness, startup = container_probe(pod, "Liveness"), container_probe(pod, "Startup")
     waiting = next(((c.get("state") or {}).get("waiting") for c in containers if (c.get("state") or {}).get("waiting")), None)
     return {
         "name": meta.get("name", ""),
@@ -145,10 +156,12 @@ def pod_record(pod: dict) -> dict:
         "lastTerminatedExitCode": last_terminated.get("exitCode"),
         "lastTerminatedAt": parse_time(last_terminated.get("finishedAt")),
         "deleting": bool(meta.get("deletionTimestamp")),
+        "node": (pod.get("spec") or {}).get("nodeName"),  # whose kubelet probes it
         "liveness": container_liveness(pod),  # its liveness probe in one line, None without a spec
         # What decides a kill, for the countdown (base/countdown.py); None without a spec.
-        "livenessPeriodS": liveness.get("periodSeconds"),
-        "livenessThreshold": liveness.get("failureThreshold"),
+        "livenessPeriodS": liveness.period_s if liveness else None,
+        "livenessThreshold": liveness.failure_threshold if liveness else None,
+        "startupThreshold": startup.failure_threshold if startup else None,
         # Where /actuator answers when the chart moved it to the management server (probes.target:
         # management, the container port named so); None: on the main port.
         "actuatorPort": container_ports(pod).get("management"),
@@ -180,4 +193,55 @@ def is_liveness_failure(event: dict) -> bool:
 
 def is_liveness_kill(event: dict) -> bool:
     """A `Killing` event for a failed liveness probe ("Container X failed liveness probe, will be restarted")."""
-    return event.get("reason") == "Killing" and "failed liveness probe" in event.get("message", "")
+    return killed_by(event) == "Liveness"
+
+
+def killed_by(event: dict) -> str | None:
+    """The probe a `Killing` event names as the cause of a restart, "Liveness" or "Startup" ("Container X
+    failed startup probe, will be restarted"); None for any other event ("Stopping container X": the pod
+    is being deleted)."""
+    if event.get("reason") != "Killing":
+        return None
+    message = event.get("message", "")
+    return next((probe for probe in ("Liveness", "Startup") if f"failed {probe.lower()} probe" in message), None)
+
+
+# One sample of Prometheus' text format: name{label="value",...} value
+_SAMPLE = re.compile(r"^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})?\s+(\S+)")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def metric_samples(text: str):
+    """(name, labels, value) of each sample line of a Prometheus text exposition (comments skipped)."""
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if not m or line.startswith("#"):
+            continue
+        try:
+            value = float(m.group(3))
+        except ValueError:
+            continue
+        yield m.group(1), dict(_LABEL.findall(m.group(2) or "")), value
+
+
+# The kubelet's probe results (pkg/kubelet/prober/prober_manager.go, ProberResults and ProberDuration): every
+# probe run counts once by its result, successful, failed or unknown, whatever the event recorder then
+# drops; the duration histogram observes successful and unknown results only (worker.go's doProbe).
+PROBE_TOTAL, PROBE_DURATION = "prober_probe_total", "prober_probe_duration_seconds"
+
+
+def probe_counts(text: str, namespace: str) -> dict:
+    """The probe counter of NAMESPACE's pods in a kubelet's /metrics/probes text: {pod: {probe type
+    ("Liveness", "Readiness", "Startup"): {"successful": n, "failed": n, "unknown": n, "uid": pod uid,
+    "le": {bucket upper bound: successful and unknown results up to it}}}}."""
+    out = {}
+    for name, labels, value in metric_samples(text):
+        if labels.get("namespace") != namespace or not labels.get("pod") or not labels.get("probe_type"):
+            continue
+        counts = out.setdefault(labels["pod"], {}).setdefault(labels["probe_type"], {})
+        if name == PROBE_TOTAL and labels.get("result"):
+            counts[labels["result"]] = counts.get(labels["result"], 0) + int(value)
+            counts["uid"] = labels.get("pod_uid")
+        elif name == PROBE_DURATION + "_bucket" and "le" in labels:
+            counts.setdefault("le", {})[labels["le"]] = int(value)
+    return out

@@ -55,17 +55,19 @@ LOAD_DEFAULTS = {
 LOAD_KEYS = set(LOAD_DEFAULTS)
 
 # The prediction vocabulary, per variant: key -> what its value may be (checked by the loader, judged by
-# lab.judge). A count is a number or a comparison (COUNT).
+# report.predictions, for the lab and the workshop). A count is a number or a comparison (COUNT).
 PREDICTIONS = {
-    "restarts": "a count: container restarts of the variant's pods during the run",
+    "restarts": "a count: container restarts of the variant's pods during the run (a kill whose restart has not come yet counts as one)",
     "restarted_pods": "'all' or a count: how many of its pods restarted at least once",
-    "kill_reason": "'liveness': every restart followed liveness failures (not OOMKilled, not evicted)",
+    "kill_reason": "'liveness': every restart a liveness kill of its own (not a startup-probe kill, OOMKilled, an exit of its own; "
+    "none evicted): base/causes.py",
     "kill_timing": "'from-settings': the first liveness kill within (F-1)P+T .. FP+T (+ slack) of the load start, from the recorded "
     "probe; 'from-action': the same window after the scenario's first action",
     "failures": "a count: failed requests",
     "shed": "a count: requests answered 429 Too Many Requests (load shedding)",
     "failures_not_shed": "a count: failed requests other than 429: timeouts, resets, other statuses",
-    "liveness_failures": "a count: 'Liveness probe failed' events",
+    "liveness_failures": "a count: failed liveness probes: the kubelet's probe counter where it was read, else its events with the "
+    "failures each kill implies",
     "unhealthy": "a count: Unhealthy events of any probe",
     "ready": "'throughout' (every pod Ready in every snapshot) or 'not-throughout' (some pod NotReady during the load)",
     "recovers": "true: every pod Ready again within the quiet period (and stays so)",
@@ -175,10 +177,6 @@ class Scenario:
     actions: list[Action] = field(default_factory=list)
     cpu_check: str = "full"
     kubelet: dict = field(default_factory=dict)
-
-    def scales_up(self, variant: str) -> bool:
-        """An action raises VARIANT's replicas (its new pods are the scenario's own, not a disturbance)."""
-        return any(a.target == variant and a.replicas for a in self.actions)
 
     def minutes(self) -> float:
         """The load's own duration (ramp, hold, demo.sh's cool-down, quiet) in minutes."""

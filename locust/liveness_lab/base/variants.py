@@ -150,13 +150,6 @@ def request_name(variant: str) -> str:
     return f"{variant} /api/work"
 
 
-def variant_of_request_name(name: str) -> str | None:
-    for variant in VARIANTS:
-        if name == request_name(variant):
-            return variant
-    return None
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m liveness_lab.base.variants", description=__doc__.split("\n")[0])
     what = parser.add_mutually_exclusive_group(required=True)

@@ -16,8 +16,7 @@ from liveness_lab.base.scenario import Scenario
 from liveness_lab.base.variants import stack_of
 from liveness_lab.report.build import plot_small
 from liveness_lab.report.document import STYLE
-from liveness_lab.report.verdict import judge as judge_run
-from liveness_lab.report.verdict import load_run
+from liveness_lab.report.facts import load_run, run_facts
 
 from . import judge
 from .catalogue import CATALOGUE, load_catalogue
@@ -143,11 +142,11 @@ def plot(row: Row, folder: Path) -> Path | None:
     """The first run's small timeline, as matrix-<scenario>.png in the lab folder."""
     run_folder = row.runs[0][0]
     try:
-        result = judge_run(load_run(run_folder))
+        facts = run_facts(load_run(run_folder))
     except (OSError, ValueError, KeyError):
         return None
     path = folder / f"matrix-{row.name}.png"
-    plot_small(result.analyses, result.phases, path)
+    plot_small(facts.analyses, facts.phases, path)
     return path
 
 

@@ -22,6 +22,8 @@ import gevent
 from flask import Blueprint, Response
 
 from liveness_lab.base import DEFAULT_LATENCY_MS, countdown, style
+from liveness_lab.base.causes import CLOCK_SLACK_S, Restart, attribute_restarts, counter_kills, event_kills
+from liveness_lab.base.probes import Probe
 from liveness_lab.base.variants import TABLE, request_name, variant_of_pod
 
 log = logging.getLogger(__name__)
@@ -53,7 +55,10 @@ class LiveHistory:
         self._reader = countdown.EventReader()
         self._occurrences = []  # countdown.Occurrence
         self._ends = set()  # (pod, time a container of it ended): the API's lastState of each restart seen
-        self._probes = {}  # pod -> countdown.Probe, from its spec
+        self._probes = {}  # pod -> its liveness Probe, from its spec
+        self._thresholds = {}  # pod -> {"Liveness": F, "Startup": F}: the probes that kill, from its spec
+        self._records = {}  # (uid, count, last) -> every event update seen, for each restart's own Killing event
+        self._counter = {}  # pod -> [(t, {probe type: counts})]: the kubelet's probe counter, where the poller reads it
         self.clear(None)
 
     def clear(self, started: float | None) -> None:
@@ -64,6 +69,7 @@ class LiveHistory:
         self.series = {v.name: {k: [] for k in SERIES} for v in TABLE}
         self.markers = {v.name: [] for v in TABLE}
         self._restart_markers = {v.name: [] for v in TABLE}
+        self._restart_log = []  # (Restart, its marker) of this history
         self._pods = {}  # pod name -> {"variant", "baseline", "restarts"}
         self._swarmed = set()  # variants with requests in this history
         self.updated = None
@@ -79,9 +85,15 @@ class LiveHistory:
         pods, events = self._kube_records()
         for p in pods:
             if p.get("livenessPeriodS") and p.get("livenessThreshold"):
-                self._probes[p["name"]] = countdown.Probe(p["livenessPeriodS"], p["livenessThreshold"])
+                self._probes[p["name"]] = Probe(period_s=p["livenessPeriodS"], failure_threshold=p["livenessThreshold"])
+            self._thresholds[p["name"]] = {
+                k: p.get(f) for k, f in (("Liveness", "livenessThreshold"), ("Startup", "startupThreshold")) if p.get(f)
+            }
             if p.get("lastTerminatedAt"):
                 self._ends.add((p["name"], p["lastTerminatedAt"]))
+        for e in events:
+            self._records.setdefault((e["uid"], e["count"], e["last"]), e | {"t": now})
+        self._read_counter()
         self._occurrences += self._reader.read(events, self._probes.get)
         self._mark_restarts(pods, now)
         self._count_down(now)
@@ -105,6 +117,16 @@ class LiveHistory:
             s["pods"].append(len(mine) if known else None)
             s["restarts"].append(self._restarts(v.name) if known else None)
         self.updated = now
+
+    def _read_counter(self) -> None:
+        """The poller's latest sample of the kubelet's probe counter, once per sample the poller took."""
+        counts, at = getattr(self.poller, "probes", None), getattr(self.poller, "probes_at", None)
+        if not counts or at is None:
+            return
+        for pod, c in counts.items():
+            rows = self._counter.setdefault(pod, [])
+            if not rows or rows[-1][0] < at:
+                rows.append((at, c))
 
     def _kube_records(self):
         if self.poller is None or self.poller.error is not None:
@@ -130,7 +152,44 @@ class LiveHistory:
                         "text": countdown.describe(m, self.started, LABELS)[:600],
                     }
                 )
+        self._prune(now)
+        for variant, kills in self._attribute().items():
+            shown[variant] += kills
         self.markers = {v: sorted(ms, key=lambda m: (m["t"], m["kind"] == "restart")) for v, ms in shown.items()}
+
+    def _prune(self, now: float) -> None:
+        self._records = {k: e for k, e in self._records.items() if (e["last"] or now) >= now - KEEP_EVENTS_S}
+        self._counter = {pod: [x for x in rows if x[0] >= now - KEEP_EVENTS_S] for pod, rows in self._counter.items()}
+
+    def _attribute(self) -> dict[str, list[dict]]:
+        """Each restart's own cause (base.causes: the probe counter, its own Killing event, its last state),
+        said in its marker; and a kill marker for each kill the counter saw that no Killing event told."""
+        kills = event_kills(list(self._records.values()))
+        added = {v.name: [] for v in TABLE}
+        for pod in sorted({r.pod for r, _ in self._restart_log} | set(self._counter)):
+            rows = self._counter.get(pod, [])
+            counted = counter_kills(pod, rows, self._thresholds.get(pod, {}))
+            mine = [(r, m) for r, m in self._restart_log if r.pod == pod]
+
+            def covered(_pod, since, until, rows=rows):
+                return (
+                    bool(rows) and rows[0][0] <= max(since, self.started or since) + CLOCK_SLACK_S and rows[-1][0] >= until - CLOCK_SLACK_S
+                )
+
+            attribute_restarts([r for r, _ in mine], [k for k in kills if k.pod == pod], counted, covered, self.started or 0)
+            for r, m in mine:
+                m["cause"] = r.cause
+                m["text"] = f"{LABELS['restart']} at +{r.t - self.started:.1f} s: {m['message']}: {r.describe()}"[:600]
+            told = [k.t for k in kills if k.pod == pod]
+            variant = variant_of_pod(pod)
+            for k in counted:
+                if variant in added and k.t >= (self.started or 0) - 1 and not any(abs(k.t - t) <= 2 * CLOCK_SLACK_S + 1 for t in told):
+                    text = (
+                        f"{LABELS['kill']} ({k.probe.lower()}) between +{k.since - self.started:.1f} and +{k.t - self.started:.1f} s: "
+                        f"the kubelet's probe counter saw {k.failures} failed results in a row; no Killing event told it"
+                    )
+                    added[variant].append({"t": round(k.t, 3), "kind": "kill", "pod": pod, "message": text, "label": "", "text": text})
+        return added
 
     def _mark_restarts(self, pods: list[dict], now: float) -> None:
         """A marker per container restart seen since the swarm started: a pod's restart count grew. The
@@ -147,27 +206,36 @@ class LiveHistory:
                     "variant": p["variant"],
                     "baseline": p["restarts"] if first else 0,
                     "restarts": p["restarts"] if first else 0,
+                    "ended": p["lastTerminatedAt"],
+                    "pending": None,
                 }
+            # A lastState the kubelet has not updated yet still names the previous restart's container.
+            ended = p["lastTerminatedAt"]
+            fresh = bool(ended) and (known["ended"] is None or ended > known["ended"]) and ended >= self.started - 1
+            state = (ended, p["lastTerminatedReason"], p["lastTerminatedExitCode"]) if fresh else (now, None, None)
             if p["restarts"] > known["restarts"]:
-                t = p["lastTerminatedAt"] if p["lastTerminatedAt"] and p["lastTerminatedAt"] >= self.started - 1 else now
-                why = ", ".join(
-                    str(x)
-                    for x in (p["lastTerminatedReason"], p["lastTerminatedExitCode"] and f"exit code {p['lastTerminatedExitCode']}")
-                    if x
-                )
-                message = f"container restarted ({why or 'reason not reported'}), restart {p['restarts']}"
-                self._restart_markers[p["variant"]].append(
-                    {
-                        "t": round(t, 3),
-                        "kind": "restart",
-                        "pod": p["name"],
-                        "message": message,
-                        "label": "",
-                        "text": f"{LABELS['restart']} at +{t - self.started:.1f} s: {message}",
-                    }
-                )
-                self._ends.add((p["name"], t))
-                known["restarts"] = p["restarts"]
+                restart = Restart(p["name"], *state)
+                marker = {"t": 0.0, "kind": "restart", "pod": p["name"], "label": ""}
+                self._describe_restart(restart, marker, p["restarts"])
+                self._restart_markers[p["variant"]].append(marker)
+                self._restart_log.append((restart, marker))
+                self._ends.add((p["name"], restart.t))
+                known["restarts"], known["pending"] = p["restarts"], None if fresh else (restart, marker)
+                known["ended"] = ended if fresh else known["ended"]
+            elif fresh and known["pending"] is not None:
+                # The container's lastState caught up with a restart seen before it: its own time and state.
+                restart, marker = known["pending"]
+                self._ends.discard((p["name"], restart.t))
+                restart.t, restart.reason, restart.exit_code = state
+                self._describe_restart(restart, marker, known["restarts"])
+                self._ends.add((p["name"], restart.t))
+                known["pending"], known["ended"] = None, ended
+
+    def _describe_restart(self, r: Restart, marker: dict, count: int) -> None:
+        why = ", ".join(str(x) for x in (r.reason, r.exit_code and f"exit code {r.exit_code}") if x)
+        marker["t"] = round(r.t, 3)
+        marker["message"] = f"container restarted ({why or 'reason not reported'}), restart {count}"
+        marker["text"] = f"{LABELS['restart']} at +{r.t - self.started:.1f} s: {marker['message']}"
 
     def _restarts(self, variant: str) -> int:
         return sum(k["restarts"] - k["baseline"] for k in self._pods.values() if k["variant"] == variant)

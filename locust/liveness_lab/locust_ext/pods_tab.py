@@ -10,6 +10,11 @@ events every ``LIVENESS_LAB_PODS_REFRESH`` seconds (default 3), so a slow API ne
 
 When the Kubernetes API cannot be reached, the tab says so in its first row and Locust carries on.
 Set ``LIVENESS_LAB_PODS_TAB=off`` to leave the tab out.
+
+With ``LIVENESS_LAB_KUBELET_PROBES=on`` (the chart's ``locust.kubeletProbeMetrics.enabled``, which grants
+``get`` on ``nodes/proxy``) each refresh also reads the kubelet's own probe counter of the pods' nodes
+(``kube.probe_counts``), for the Live tab and the workshop's checks: every probe result, which the
+kubelet's events thin out. Without it, or when the API refuses it, they say their kills are the events'.
 """
 
 import json
@@ -96,6 +101,12 @@ class PodsPoller:
         # has settled reads their conditions).
         self.items: list[dict] = []
         self.error: str | None = "not read yet"
+        # The kubelet's probe counter of the variant pods ({pod: {probe type: counts}}), when asked to read
+        # it and allowed; None otherwise, and probes_error says why.
+        self.read_probes = os.environ.get("LIVENESS_LAB_KUBELET_PROBES", "off") == "on"
+        self.probes: dict | None = None
+        self.probes_at: float | None = None
+        self.probes_error: str | None = None if self.read_probes else "not read (locust.kubeletProbeMetrics.enabled is off)"
         self._greenlet = None
 
     def refresh(self):
@@ -105,6 +116,7 @@ class PodsPoller:
             events = [event_record(e) for e in self.kube.events()]
             self.rows = summarize(pods, events)
             self.items, self.pods, self.events, self.error = items, pods, events, None
+            self.refresh_probes(pods)
         except KubeUnavailable as e:
             self.rows = unreachable_rows(str(e))
             self.error = str(e)
@@ -113,6 +125,19 @@ class PodsPoller:
             self.rows = unreachable_rows(f"{type(e).__name__}: {e}")
             self.error = f"{type(e).__name__}: {e}"
         self.updated = time.time()
+
+    def refresh_probes(self, pods: list[dict]) -> None:
+        """The kubelet's probe counter of the variant pods' nodes, when read_probes; a refusal is kept and
+        said (the chart's ClusterRole for nodes/proxy is missing)."""
+        if not self.read_probes:
+            return
+        try:
+            counts = self.kube.probe_counts({p["node"] for p in pods if p["node"] and p["variant"]})
+        except KubeUnavailable as e:
+            self.probes, self.probes_error = None, str(e)
+            return
+        self.probes = {pod: c for pod, c in counts.items() if pod in {p["name"] for p in pods if p["variant"]}}
+        self.probes_at, self.probes_error = time.time(), None
 
     def _loop(self):
         while True:

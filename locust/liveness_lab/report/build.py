@@ -18,11 +18,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from liveness_lab.base import countdown, style  # noqa: E402
-from liveness_lab.base.kube import is_liveness_failure, is_liveness_kill  # noqa: E402
+from liveness_lab.base.causes import CAUSES  # noqa: E402
+from liveness_lab.base.kube import is_liveness_failure, killed_by  # noqa: E402
 from liveness_lab.base.variants import stack_of  # noqa: E402
 
 from .document import Document, Image, Item, Items, Pre, Section, Table, render_html, render_markdown  # noqa: E402
-from .verdict import Phases, VariantAnalysis, Verdict, judge, load_run, requested_latency_ms  # noqa: E402
+from .facts import Phases, VariantAnalysis, load_run, requested_latency_ms  # noqa: E402
+from .verdict import Verdict, judge  # noqa: E402
 
 # Light enough that every variant colour (liveness_lab.style) reads on them.
 PHASE_COLOURS = {"load": "#ebebeb", "quiet": "#e3ecf7"}
@@ -37,16 +39,6 @@ def _shade(ax, ph: Phases):
     ax.axvspan(ph.quiet - ph.start, ph.end - ph.start, color=PHASE_COLOURS["quiet"], zorder=0)
 
 
-def countdown_of(a: VariantAnalysis) -> list[countdown.Marker]:
-    """The variant's liveness failures and kills with their countdown ("2/3"), and the failures its kills
-    imply that no event reported (base/countdown.py), from the events as the recorder saw each update and
-    the liveness probe run.json recorded (none: no numbers, nothing inferred)."""
-    probe = a.settings.liveness if a.settings else None
-    probe = countdown.Probe(probe.period_s, probe.failure_threshold) if probe else None
-    occurrences = countdown.EventReader().read(sorted(a.probes.events, key=lambda e: e["t"]), lambda pod: probe)
-    return countdown.countdown(occurrences, [(r.pod, r.t) for r in a.pods.restarts], lambda pod: probe)
-
-
 LABELS = {kind: m["label"] for kind, m in style.MARKERS.items()}
 
 
@@ -55,7 +47,7 @@ def _markers(ax, a: VariantAnalysis, start, symbols=False, unreported=True):
     SYMBOLS: each also as its symbol just above the panel, as in the tab's event strip, a failure's place
     in the countdown above it (the "2" of "2/3": failures a period apart leave room for no more; the
     event log has "2/3"). UNREPORTED: also the failures a kill implies that no event reported (hollow)."""
-    events = [(m.kind, m.t, m.label.split("/")[0]) for m in countdown_of(a) if unreported or m.kind != "unreported"]
+    events = [(m.kind, m.t, m.label.split("/")[0]) for m in a.countdown() if unreported or m.kind != "unreported"]
     events += [("restart", r.t, "") for r in a.pods.restarts]
     for kind, t, label in events:
         m = style.MARKERS[kind]
@@ -183,16 +175,52 @@ FIGURE_ROWS = [
     ("load start -> first liveness kill", lambda a: fmt_s(a.first_liveness_kill_s)),
     ("load start -> first restart", lambda a: fmt_s(a.first_restart_s)),
     ("restarts", lambda a: str(len(a.pods.restarts))),
-    ("liveness failures seen", lambda a: str(len(a.probes.liveness_failures))),
-    ("kills for failed liveness", lambda a: str(len(a.probes.liveness_kills))),
+    ("restarts by cause", lambda a: causes(a)),
+    ("liveness failures", lambda a: "{} ({})".format(*a.liveness_failures())),
+    ("kills for failed liveness", lambda a: str(len(a.liveness_kills))),
     ("Unhealthy events (any probe)", lambda a: str(a.probes.unhealthy)),
     ("recovery after load stop (all Ready)", lambda a: fmt_s(a.recovery_s) if a.recovery_s is not None else "not within the quiet period"),
 ]
 EVENT_REASONS = ("Unhealthy", "Killing", "BackOff", "Started", "Evicted", "OOMKilling")
 
 
+def causes(a: VariantAnalysis) -> str:
+    """ "4 liveness kills, 1 startup-probe kill": the variant's restarts counted by their own cause."""
+    counts = {}
+    for r in a.pods.restarts:
+        counts[r.cause] = counts.get(r.cause, 0) + 1
+    return ", ".join(f"{n} {CAUSES[c]}" for c, n in counts.items()) or "-"
+
+
+def restart_items(a: VariantAnalysis) -> Items:
+    """Each restart of the variant with its own cause and what says so; each kill the probe counter saw
+    against the countdown's; the probe's own durations against its timeout."""
+    start = a.phases.start
+    items = [Item(f"{r.pod} ended at +{r.t - start:.1f} s: {r.describe()}", "restart:") for r in a.pods.restarts]
+    items += [Item(f"{k.pod}: a {k.probe.lower()} kill at +{k.t - start:.1f} s, its restart not seen", "kill:") for k in a.pending_kills]
+    for c in a.kill_checks():
+        text = (
+            f"{c['pod']} kill at +{c['t'] - start:.1f} s: the kubelet's counter {c['counterFailures']} failed results in a row "
+            f"(threshold {c['threshold']}); the countdown {c['countdown'] or 'has no kill there (its events were dropped)'}"
+        )
+        items.append(Item(text if c["agree"] else text + ": they disagree, the counter wins", "counter:", "ok" if c["agree"] else "fail"))
+    d, probe = a.probe_durations(), a.liveness_probe
+    if d and d.get("count") and probe:
+        items.append(
+            Item(
+                f"the kubelet's {d['count']} successful liveness probes during the load took at most {d['p50']} s (median), "
+                f"{d['p95']} s (95th percentile), {d['max']} s (slowest), against a timeout of {probe.timeout_s:g} s; a failed probe "
+                "has no duration in the kubelet's histogram",
+                "durations:",
+            )
+        )
+    if not a.counter:
+        items.append(Item(f"the kubelet's probe counter: {a.counter_error or 'not recorded'}; causes from the events alone", "note:"))
+    return Items(items, "no restart")
+
+
 def run_line(result: Verdict, run: dict) -> str:
-    p = run["phases"]
+    p, result = run["phases"], result.facts
     return (
         f"Variants {', '.join(result.analyses)}; {run['users_per_variant']} users each at {run['rate_per_user']} req/s, "
         f"{requested_latency_ms(run):.0f} ms per request; ramp {p['ramp']} s, hold {p['hold']} s, quiet {p['quiet']} s; "
@@ -203,7 +231,7 @@ def run_line(result: Verdict, run: dict) -> str:
 
 def settings_items(result: Verdict) -> Items:
     """Per variant, the probe settings and resources run.json recorded, with the kill window they give."""
-    items = []
+    items, result = [], result.facts
     for v, a in result.analyses.items():
         s = a.settings
         if s is None:
@@ -228,7 +256,7 @@ def event_log(a: VariantAnalysis) -> Section:
     """The variant's probe, kill, back-off and start events (the first 120 lines), one line each, a liveness
     failure or kill with its countdown; and a line for each failure whose time no event gave (placed from
     an aggregated event's count, or inferred from the kill after it: base/countdown.py)."""
-    marks = countdown_of(a)
+    marks = a.countdown()
     labelled = {(m.pod, m.t, m.kind): m.label for m in marks if m.exact and m.kind in ("failure", "kill")}
 
     def stamp(t):
@@ -238,7 +266,7 @@ def event_log(a: VariantAnalysis) -> Section:
     for e in a.probes.events:
         if e["reason"] not in EVENT_REASONS:
             continue
-        kind = "kill" if is_liveness_kill(e) else "failure" if is_liveness_failure(e) else None
+        kind = "kill" if killed_by(e) == "Liveness" else "failure" if is_liveness_failure(e) else None
         label = labelled.get((e["pod"], e["last"], kind))
         mark = f" [{LABELS[kind]}{' after' if kind == 'kill' else ''} {label}]" if label else ""
         line = f"{stamp(e['last'])} {e['pod']} {e['reason']} x{e['count']}: {e['message'][:160]}{mark}"
@@ -252,6 +280,7 @@ def event_log(a: VariantAnalysis) -> Section:
 
 def load_rows(result: Verdict) -> list[list[str]]:
     """The figures table's served-vs-offered row, when the timeline has the service's own counts."""
+    result = result.facts
     if not result.loads:
         return []
     return [
@@ -261,6 +290,7 @@ def load_rows(result: Verdict) -> list[list[str]]:
 
 def load_items(result: Verdict) -> Items:
     """Per variant the comparison with its allowance, then what was missed."""
+    result = result.facts
     items = [
         Item(
             f"{v}: served {x.describe()} offered; at most {x.offered + x.allowance:,} allowed "
@@ -277,13 +307,13 @@ def load_items(result: Verdict) -> Items:
 
 def report_document(result: Verdict, run: dict, images: dict[str, Path] | None = None) -> Document:
     """The report's sections, for summary.md and report.html alike."""
-    an = result.analyses
-    cpu = result.cpu
+    facts = result.facts
+    an, cpu = facts.analyses, facts.cpu
     errors = [Item(f"{v}: {n} x {e}") for v, a in an.items() for e, n in a.figures.errors[:5]]
     cpu_items = [Item("WARNING: signs of CPU starvation, read the results with care." if cpu.starved else "No sign of CPU starvation.")]
     cpu_items += [Item(n) for n in cpu.notes] + [Item(w, "WARNING:", "fail") for w in cpu.warnings]
-    if result.api_errors:
-        cpu_items.append(Item(f"the Kubernetes API did not answer {result.api_errors} time(s) during the recording"))
+    if facts.api_errors:
+        cpu_items.append(Item(f"the Kubernetes API did not answer {facts.api_errors} time(s) during the recording"))
     return Document(
         "liveness-lab scripted run",
         result.verdict,
@@ -297,7 +327,7 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
             ),
             Section("Settings read from the cluster", [settings_items(result)]),
             Section("Errors (most frequent, per variant)", [Items(errors)]),
-            Section("The run was disturbed: no verdict", [Items([Item(d, state="fail") for d in result.disturbances])]),
+            Section("The run was disturbed: no verdict", [Items([Item(d, state="fail") for d in facts.disturbances])]),
             Section(
                 "Checks",
                 [
@@ -309,6 +339,7 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
                     Items([Item(n, "note:") for n in result.notes]),
                 ],
             ),
+            Section("Restarts and their causes", [Section(v, [restart_items(a)]) for v, a in an.items()]),
             Section("Load the variants saw (their own request counts)", [load_items(result)]),
             Section("CPU starvation check", [Items(cpu_items)]),
             *(Section(name, [Image(name, path)], full_report_only=True) for name, path in (images or {}).items()),
@@ -326,17 +357,17 @@ def build(folder) -> Verdict:
     folder = Path(folder)
     data = load_run(folder)
     result = judge(data)
-    run = data.run
-    if result.clocks and (result.clocks.start or result.clocks.end) and "clock" not in run:
+    facts, run = result.facts, data.run
+    if facts.clocks and (facts.clocks.start or facts.clocks.end) and "clock" not in run:
         # run.json keeps what the run measured of the clocks (the recorder took the samples).
-        run["clock"] = result.clocks.to_json()
+        run["clock"] = facts.clocks.to_json()
         (folder / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     images = {}
-    for v, a in result.analyses.items():
+    for v, a in facts.analyses.items():
         path = folder / f"{v}.png"
-        plot_variant(a, result.phases, path, requested_latency_ms(run))
+        plot_variant(a, facts.phases, path, requested_latency_ms(run))
         images[v] = path
-    if plot_cpu(data.timeline, result.phases, folder / "cpu.png"):
+    if plot_cpu(data.timeline, facts.phases, folder / "cpu.png"):
         images["machine CPU"] = folder / "cpu.png"
     doc = report_document(result, run, images)
     (folder / "summary.md").write_text(render_markdown(doc))

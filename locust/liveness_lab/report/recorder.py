@@ -20,6 +20,11 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
   starvation check looks at the machine the pods run on, never the host's own ``/proc``; and
   ``throttle``: CFS throttling per pod from the kubelet's cAdvisor metrics, when the API allows
   ``nodes/proxy`` (an admin kubeconfig does; the in-cluster Role does not, and the report says so);
+- ``probes``: every ``--probes-every`` seconds (a few times a probe period), the kubelet's own probe counter
+  of each variant pod (``prober_probe_total`` by probe type and result, and the successful probes'
+  duration histogram, from each node's ``/metrics/probes`` through the API server: ``kube.probe_counts``),
+  which no event filter thins: report.facts finds every kill in it; needs ``nodes/proxy`` like ``throttle``,
+  and when it is refused an ``error`` record says so once and the report says its kills are the events' alone;
 - ``clock``: at the start and at the end, the cluster's clock against the host's (``report.clock``),
   so the report judges every time in one clock;
 - ``error``: the API did not answer (the run goes on; the report counts the gaps).
@@ -29,21 +34,18 @@ Stops after ``--duration`` seconds or on SIGTERM/SIGINT, whichever comes first.
 
 import argparse
 import json
-import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 
-from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, pod_record
-from liveness_lab.base.variants import SERVICE_PORT
+from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, metric_samples, pod_record
+from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 
 from . import clock
 
 THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
-_METRIC = re.compile(r"^(\w+)\{([^}]*)\}\s+([0-9.eE+-]+)")
-_LABEL = re.compile(r'(\w+)="([^"]*)"')
 # The service's own meters (WorkEndpoint): requests to /api/work finished, and those being served now.
 SERVED_METRIC, IN_FLIGHT_METRIC = "demo_work_latency_seconds_count", "demo_requests_in_flight"
 # A scrape waits this long at most: a blocking pod whose event loops are all asleep answers nothing, and
@@ -115,17 +117,13 @@ class MachineCpu:
 def parse_throttle(text: str, namespace: str) -> dict:
     """Per pod, the cAdvisor CPU counters of its containers in NAMESPACE: {pod: {metric: value}}."""
     out = {}
-    for line in text.splitlines():
-        if not line.startswith(THROTTLE_METRICS):
+    for name, labels, value in metric_samples(text):
+        if name not in THROTTLE_METRICS or labels.get("namespace") != namespace or not labels.get("container"):
             continue
-        m = _METRIC.match(line)
-        if not m:
-            continue
-        labels = dict(_LABEL.findall(m.group(2)))
-        if labels.get("namespace") != namespace or not labels.get("container") or labels.get("cpu", "total") != "total":
+        if labels.get("cpu", "total") != "total":
             continue
         pod = out.setdefault(labels.get("pod", ""), {})
-        pod[m.group(1)] = pod.get(m.group(1), 0.0) + float(m.group(3))
+        pod[name] = pod.get(name, 0.0) + value
     return out
 
 
@@ -146,10 +144,20 @@ def parse_service_metrics(text: str) -> dict:
 
 class Recorder:
     def __init__(
-        self, out, kube: Kube, every=1.0, events_every=2.0, throttle_every=15.0, metrics_kube: Kube | None = None, metrics_every=2.0
+        self,
+        out,
+        kube: Kube,
+        every=1.0,
+        events_every=2.0,
+        throttle_every=15.0,
+        metrics_kube: Kube | None = None,
+        metrics_every=2.0,
+        probes_every=1.0,
     ):
         self.out, self.kube = out, kube
-        self.every, self.events_every, self.throttle_every = every, events_every, throttle_every
+        self.every, self.events_every, self.throttle_every, self.probes_every = every, events_every, throttle_every, probes_every
+        self.nodes: set[str] = set()
+        self.probes_ok = True
         # The metrics thread has a client of its own: no connection shared across threads.
         self.metrics_kube, self.metrics_every = metrics_kube, metrics_every
         self.seen_events = set()
@@ -196,7 +204,21 @@ class Recorder:
         pods = self.kube.pods()
         if pods and not self.node:
             self.node = pods[0].get("spec", {}).get("nodeName")
-        self.write("pods", pods=[pod_record(p) for p in pods])
+        records = [pod_record(p) for p in pods]
+        self.nodes |= {p["node"] for p in records if p["node"] and p["variant"]}
+        self.write("pods", pods=records)
+
+    def probes(self):
+        """One sample of the kubelet's probe counter of every variant pod, from the nodes they run on."""
+        if not (self.nodes and self.probes_ok):
+            return
+        try:
+            counts = self.kube.probe_counts(self.nodes)
+        except KubeUnavailable as e:
+            self.probes_ok = False  # typically 403: no nodes/proxy; said once
+            self.write("error", what="probes", message=str(e))
+            return
+        self.write("probes", pods={pod: c for pod, c in counts.items() if variant_of_pod(pod)})
 
     def events(self):
         for e in map(event_record, self.kube.events()):
@@ -243,7 +265,7 @@ class Recorder:
 
     def run(self, duration):
         started = time.time()
-        last_events = last_throttle = 0.0
+        last_events = last_throttle = last_probes = 0.0
         # "metrics": this timeline samples the service's own counters (a run recorded before did not).
         self.write("start", namespace=self.kube.namespace, metrics=self.metrics_kube is not None)
         self.clock("start")
@@ -261,6 +283,9 @@ class Recorder:
                 if tick - last_throttle >= self.throttle_every:
                     self.throttle()
                     last_throttle = tick
+                if tick - last_probes >= self.probes_every:
+                    self.probes()
+                    last_probes = tick
             except KubeUnavailable as e:
                 self.write("error", what="api", message=str(e))
             self.start_machine_cpu()
@@ -268,6 +293,7 @@ class Recorder:
         # A last look, so restarts that happened in the final second are counted.
         try:
             self.events()
+            self.probes()
             self.throttle()
         except KubeUnavailable as e:
             self.write("error", what="api", message=str(e))
@@ -286,10 +312,16 @@ def main(argv=None):
     parser.add_argument("--namespace", default=None, help="default: $LIVENESS_LAB_NAMESPACE or liveness-lab")
     parser.add_argument("--every", type=float, default=1.0, help="seconds between pod snapshots")
     parser.add_argument("--metrics-every", type=float, default=2.0, help="seconds between samples of the service's own counters")
+    parser.add_argument("--probes-every", type=float, default=1.0, help="seconds between samples of the kubelet's probe counter")
     args = parser.parse_args(argv)
     with open(args.out, "a", encoding="utf-8") as out:
         recorder = Recorder(
-            out, Kube(args.namespace), every=args.every, metrics_kube=Kube(args.namespace), metrics_every=args.metrics_every
+            out,
+            Kube(args.namespace),
+            every=args.every,
+            metrics_kube=Kube(args.namespace),
+            metrics_every=args.metrics_every,
+            probes_every=args.probes_every,
         )
 
         def stop(*_):

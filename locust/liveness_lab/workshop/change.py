@@ -8,14 +8,14 @@ workshop started with), so a step can tell whether the release runs its change, 
 or the participant's ``helm upgrade``), and say in words what differs.
 
 What is compared is what decides the lesson: the mode and every environment variable, the ports, the three
-probes as the kubelet runs them (``base.probes.probe_settings``: kind, port, path, period, timeout,
+probes as the kubelet runs them (``base.probes.Probe``: kind, port, path, period, timeout,
 threshold). Fields the API server fills in with defaults are left out, so a container read from the API
 compares equal to one rendered by the chart.
 """
 
 import copy
 
-from liveness_lab.base.probes import probe_settings
+from liveness_lab.base.probes import Probe, describe
 
 # Kubernetes' patch merge keys of the container lists a step may change (core/v1 Container).
 MERGE_KEYS = {"env": "name", "ports": "containerPort", "volumeMounts": "mountPath", "containers": "name"}
@@ -56,19 +56,9 @@ def normalize(container: dict) -> dict:
     return {
         "env": {e["name"]: e.get("value") for e in container.get("env") or [] if "name" in e},
         "ports": {p.get("name") or str(p["containerPort"]): p["containerPort"] for p in container.get("ports") or []},
-        **{probe: probe_settings(container.get(probe)) for probe in PROBES},
+        **{probe: Probe.from_spec(container.get(probe)) for probe in PROBES},
         "image": container.get("image"),
     }
-
-
-def _describe_probe(settings: dict | None) -> str:
-    if not settings:
-        return "none"
-    where = " ".join(str(x) for x in (settings.get("port"), settings.get("path")) if x is not None)
-    return (
-        f"{settings['type']} {where}, every {settings['periodSeconds']} s, timeout {settings['timeoutSeconds']} s, "
-        f"{settings['failureThreshold']} failures"
-    )
 
 
 def differences(expected: dict, live: dict) -> list[str]:
@@ -85,7 +75,7 @@ def differences(expected: dict, live: dict) -> list[str]:
         out.append(f"ports are {have['ports']} (this step's: {want['ports']})")
     for probe in PROBES:
         if want[probe] != have[probe]:
-            out.append(f"{probe} is {_describe_probe(have[probe])} (this step's: {_describe_probe(want[probe])})")
+            out.append(f"{probe} is {describe(have[probe])} (this step's: {describe(want[probe])})")
     if want["image"] != have["image"]:
         out.append(f"image is {have['image']} (this step's: {want['image']})")
     return out
@@ -94,8 +84,3 @@ def differences(expected: dict, live: dict) -> list[str]:
 def container_of(deployment: dict) -> dict:
     """The service container of a Deployment (API JSON): its first, as the chart renders one."""
     return (deployment["spec"]["template"]["spec"].get("containers") or [{}])[0]
-
-
-def deployment_patch(container_patch: dict, name: str) -> dict:
-    """The strategic merge patch of a Deployment that applies CONTAINER_PATCH to its container NAME."""
-    return {"spec": {"template": {"spec": {"containers": [{"name": name, **container_patch}]}}}}

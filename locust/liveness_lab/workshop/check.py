@@ -6,52 +6,36 @@ terminating, every pod Ready for ``LIVENESS_LAB_SETTLE`` seconds: ``base.settle`
 rule), from its start to now or to its stop. Within it only the pods there when it started count, and only
 their events: a rollout's old pods and what the kubelet said of them never count, and a pod created during
 the window (the release changed under the swarm) ends the window's say. The figures are the scripted
-run's own analysis (``report.verdict``: the pods' restarts and their reasons, each attributed to liveness
-or not, the liveness failures and kills, Locust's stats history, Ready over time), on the same records the
-Pods and Live tabs read (the Pods poller's pods and events, the master's stats history), and the kill
-window of the variant's own probe (``report.settings.kill_window``); the countdown of the last liveness
-failure (1/3, 2/3) is ``base.countdown``'s.
+run's own facts (``report.facts``: the pods' restarts, each with its own cause, the kills and the liveness
+failures, from the kubelet's probe counter where the master may read it and from its events, Locust's
+stats history, Ready over time), on the same records the Pods and Live tabs read (the Pods poller's pods,
+events and probe counter, the master's stats history), and the kill window of the variant's own probe
+(``report.facts.kill_window``); the countdown of the last liveness failure (1/3, 2/3) is ``base.countdown``'s.
 
 Before the window counts, the release must run the step's change (``change.differences`` against the
 container the workshop started with, patched by the step), and the swarm must offer the load the lab's
 prediction is for (the scenario's users per variant, rate and latency).
 
-A prediction, judged while the swarm runs, is held, not yet, or not held:
-
-- a count with an upper bound (``0``, ``<=2``) fails at once when it is passed, and holds once the swarm
-  has run past the time a kill would have come (the kill window's end plus one probe period: the
-  evidence time); a lower bound (``>=1``, ``>0``) holds once reached, and fails if not reached by then;
-- ``restarts`` counts a liveness kill (the kubelet's ``Killing`` event) as the restart it starts, so the
-  check turns green at the kill, not 10-40 s later when the container has stopped;
-- ``kill_timing``: the first liveness kill within the window of the probe's settings (held), outside it,
-  or none by its end (not held); ``throughput``: the median requests/s of the hold, from 10 s after the
-  ramp, at least 90 % of the offered, once 10 s of it were measured.
+Each prediction is judged by ``report.predictions``, the lab's own judge, on the window as a live run
+(``Evidence.live``): held, not yet, or not held, in the words the tab shows.
 
 Everything here works on recorded data (``Window`` and ``Release`` are plain JSON), so a recorded
 window of the kind cluster drives the tests.
 """
 
 import os
-import re
-import statistics
 from dataclasses import asdict, dataclass, field
 
-from liveness_lab.base import countdown
-from liveness_lab.base.scenario import COUNT, THROUGHPUT_SHARE
 from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV, settle_problems
 from liveness_lab.base.variants import COMPONENT_LABEL, VARIANTS, user_class
-from liveness_lab.report import verdict
+from liveness_lab.report import facts
+from liveness_lab.report.predictions import NOT_HELD, NOT_YET, Evidence, Line, judge_line, last_failure
 from liveness_lab.report.settings import run_settings, settings_by_variant
 
 from .change import container_of, differences, merge
-from .steps import Step
+from .course import Step
 
 SETTLE_S = float(os.environ.get(SETTLE_ENV, DEFAULT_SETTLE_S))
-# Without a liveness probe to time a kill against, the swarm must have run this long before an absence holds.
-EVIDENCE_DEFAULT_S = 30.0
-# How much of the hold the lab's throughput rule (THROUGHPUT_SHARE) needs here.
-THROUGHPUT_MIN_S = 10.0
-HELD, NOT_YET, NOT_HELD = "held", "not yet", "not held"
 # The states of a check, in the order the tab explains them.
 STATES = ("met", "checking", "not as predicted", "change", "settling", "waiting", "load", "disturbed", "unknown")
 
@@ -102,18 +86,6 @@ class Release:
         """The variants the release deploys (its Deployments of the variant table)."""
         found = {(d["metadata"].get("labels") or {}).get(COMPONENT_LABEL) for d in self.deployments.get("items", [])}
         return [v for v in VARIANTS if v in found]
-
-
-@dataclass
-class Line:
-    """One prediction of one variant, judged live."""
-
-    variant: str  # the release's
-    key: str
-    predicted: str
-    measured: str
-    state: str  # HELD, NOT_YET, NOT_HELD
-    why: str  # in words, for the participant
 
 
 @dataclass
@@ -197,200 +169,20 @@ def run_of(window: Window, variant: str, end: float) -> dict:
     }
 
 
-@dataclass
-class Evidence:
-    """What the window measured of one variant: report.verdict's analysis and the kill window."""
-
-    analysis: verdict.VariantAnalysis
-    run: dict
-    kill_window: object  # settings.KillWindow or None
-    elapsed: float
-    evidence_s: float  # the swarm must run this long before an absence holds
-
-    @property
-    def settled(self) -> bool:
-        return self.elapsed >= self.evidence_s
-
-
 def evidence(window: Window, variant: str, end: float) -> Evidence:
-    """The verdict's analysis of VARIANT over the window up to END (what was recorded later is not seen:
-    a recorded window judged at any moment of it gives what the check said then)."""
+    """The facts of VARIANT over the window up to END (what was recorded later is not seen: a recorded
+    window judged at any moment of it gives what the check said then), as a live run."""
     run = run_of(window, variant, end)
     timeline = [r for r in window.timeline if r["t"] <= end]
-    history = [r for r in window.history if (verdict.num(r.get("Timestamp")) or 0) <= end]
-    data = verdict.RunData(run=run, history=history, totals=[], failures=window.failures, timeline=timeline)
-    phases = verdict.run_phases(run)
-    a = verdict.analyze_variant(variant, data, phases, (run_settings(run) or {}).get(variant))
-    kw = verdict.variant_kill_window(a, run)
-    evidence_s = kw.high + kw.probe.period_s if kw else EVIDENCE_DEFAULT_S
-    return Evidence(a, run, kw, end - window.started, evidence_s)
+    history = [r for r in window.history if (facts.num(r.get("Timestamp")) or 0) <= end]
+    data = facts.RunData(run=run, history=history, totals=[], failures=window.failures, timeline=timeline)
+    a = facts.analyze_variant(variant, data, facts.run_phases(run), (run_settings(run) or {}).get(variant))
+    return Evidence(a, run, live=True, elapsed=end - window.started)
 
 
-def restarts_now(a: verdict.VariantAnalysis) -> int:
-    """Restarts, counting a liveness kill whose restart has not come yet as the restart it starts."""
-    return max(len(a.pods.restarts), len(a.probes.liveness_kills))
-
-
-def _bounds(expr) -> tuple[str | None, int]:
-    op, number = COUNT.match(str(expr).strip()).groups()
-    return op, int(number)
-
-
-def count_state(expr, n: int, settled: bool) -> str:
-    """A count prediction EXPR against N so far; SETTLED: the swarm has run past its evidence time."""
-    op, k = _bounds(expr)
-    if op in (">=", ">"):
-        return HELD if (n >= k if op == ">=" else n > k) else (NOT_HELD if settled else NOT_YET)
-    passed = n > k if op in (None, "==", "<=") else n >= k
-    if passed:
-        return NOT_HELD
-    if op in (None, "==") and n < k:
-        return NOT_HELD if settled else NOT_YET
-    return HELD if settled else NOT_YET
-
-
-def _predicted(expr) -> str:
-    op, k = _bounds(expr)
-    return {None: f"{k}", "==": f"{k}", ">=": f"{k} or more", ">": f"more than {k}", "<=": f"at most {k}", "<": f"fewer than {k}"}[op]
-
-
-def last_failure(window: Window, a: verdict.VariantAnalysis) -> str | None:
-    """The variant's last liveness failure or kill in the window with its place in the countdown
-    (base.countdown, as the Live tab numbers it): "liveness failure 2/3 at +9.0 s"."""
-    s = a.settings
-    if not s or not s.liveness:
-        return None
-    probe = countdown.Probe(s.liveness.period_s, s.liveness.failure_threshold)
-    pods = set(a.pods.pods)
-    end = a.phases.stop
-    events = [r for r in window.timeline if r["kind"] == "event" and r.get("pod") in pods and r["t"] <= end]
-    occurrences = countdown.EventReader().read(sorted(events, key=lambda r: r["t"]), lambda _pod: probe)
-    ends = [(r.pod, r.t) for r in a.pods.restarts]
-    marks = [m for m in countdown.countdown(occurrences, ends, lambda _pod: probe) if m.t >= window.started - 1 and m.kind != "unreported"]
-    if not marks:
-        return None
-    m = marks[-1]
-    what = "liveness kill" if m.kind == "kill" else "liveness failure"
-    return f"{what} {m.label} at +{m.t - window.started:.1f} s".replace("  ", " ")
-
-
-def judge_line(variant: str, key: str, expected, ev: Evidence, window: Window) -> Line:
-    """One prediction of the scenario, judged on the window so far."""
-    a, settled, t = ev.analysis, ev.settled, f"+{ev.elapsed:.0f} s"
-    wait = f"{t} of the {ev.evidence_s:.0f} s a kill would take"
-    f = a.figures
-    if key == "restarts":
-        n = restarts_now(a)
-        kills = [k.t - window.started for k in a.probes.liveness_kills]
-        measured = f"{n}" + (f" (first liveness kill at +{min(kills):.1f} s)" if kills else "")
-        state = count_state(expected, n, settled)
-        if state == HELD:
-            why = (
-                f"{variant}: killed for liveness at +{min(kills):.1f} s"
-                if kills
-                else f"{variant}: {n or 'no'} restart{'s' if n != 1 else ''}"
-            )
-            if kills and n > 1:
-                why += f" ({n} restarts)"
-        elif state == NOT_HELD:
-            why = f"{variant} restarted {n} time(s); the lab predicts {_predicted(expected)}"
-        else:
-            last = last_failure(window, a)
-            why = f"{variant}: no liveness kill yet ({t}{'; last: ' + last if last else ''}; expected by +{ev.evidence_s:.0f} s)"
-            if _bounds(expected)[0] not in (">=", ">"):
-                why = f"{variant}: no restart so far ({wait})"
-        return Line(variant, key, _predicted(expected), measured, state, why)
-    if key == "restarted_pods":
-        restarted = {r.pod for r in a.pods.restarts} | {k.pod for k in a.probes.liveness_kills}
-        n, total = len(restarted & set(a.pods.pods)), len(a.pods.pods)
-        if expected == "all":
-            state = HELD if n == total > 0 else (NOT_HELD if settled else NOT_YET)
-        else:
-            state = count_state(expected, n, settled)
-        return Line(variant, key, str(expected), f"{n} of {total}", state, f"{variant}: {n} of {total} pod(s) restarted")
-    if key == "kill_reason":
-        bad = [r for r in a.pods.restarts if not r.after_liveness_failure or r.reason == "OOMKilled"]
-        measured = f"{len(a.pods.restarts) - len(bad)} of {len(a.pods.restarts)} restarts after liveness failures"
-        if bad or a.pods.evicted:
-            why = "; ".join(
-                [
-                    f"{variant}: {r.pod} restarted ({r.reason or 'reason not reported'}, exit {r.exit_code}) "
-                    "with no liveness failure before it"
-                    for r in bad
-                ]
-                + [f"{variant}: {p} evicted" for p in a.pods.evicted]
-            )
-            return Line(variant, key, "liveness", measured, NOT_HELD, why)
-        return Line(variant, key, "liveness", measured, HELD, f"{variant}: every restart after liveness failures")
-    if key == "kill_timing":
-        kw, first = ev.kill_window, a.first_liveness_kill_s
-        if kw is None:
-            return Line(
-                variant, key, "from its probe", "no liveness probe", NOT_HELD, f"{variant} has no liveness probe to time a kill against"
-            )
-        predicted = f"first kill at {kw.low:.0f}-{kw.high:.0f} s"
-        if first is None:
-            state = NOT_YET if ev.elapsed < kw.high else NOT_HELD
-            why = f"{variant}: no liveness kill by {t} (the probe's window: {kw.low:.0f}-{kw.high:.0f} s)"
-            return Line(variant, key, predicted, "no liveness kill", state, why)
-        inside = kw.contains(first)
-        why = f"{variant}: first liveness kill at +{first:.1f} s, {'within' if inside else 'outside'} {kw.low:.0f}-{kw.high:.0f} s"
-        return Line(variant, key, predicted, f"+{first:.1f} s", HELD if inside else NOT_HELD, why)
-    if key in ("failures", "shed", "failures_not_shed"):
-        shed = sum(n for error, n in f.errors if re.search(r"\bcode=429\b", error))
-        n = {"failures": f.failures, "shed": shed, "failures_not_shed": f.failures - shed}[key]
-        what = {"failures": "failed", "shed": "answered 429", "failures_not_shed": "failed other than 429"}[key]
-        measured = f"{n} of {f.requests}"
-        state = count_state(expected, n, settled)
-        why = f"{variant}: {n} of {f.requests} requests {what}" + (
-            "" if state != NOT_HELD else f"; the lab predicts {_predicted(expected)}"
-        )
-        if state == NOT_YET:
-            why += f" ({wait})" if _bounds(expected)[0] not in (">=", ">") else f" so far ({t})"
-        return Line(variant, key, _predicted(expected), measured, state, why)
-    if key in ("liveness_failures", "unhealthy"):
-        n = len(a.probes.liveness_failures) if key == "liveness_failures" else a.probes.unhealthy
-        what = "liveness failures" if key == "liveness_failures" else "Unhealthy events (any probe)"
-        state = count_state(expected, n, settled)
-        why = f"{variant}: {n} {what}" + ("" if state != NOT_HELD else f"; the lab predicts {_predicted(expected)}")
-        if state == NOT_YET:
-            why += f" ({wait})"
-        return Line(variant, key, _predicted(expected), str(n), state, why)
-    if key == "ready":
-        seen = [round(tt - window.started, 1) for tt, ready, total in a.pods.ready if ready < total]
-        measured = f"NotReady in {len(seen)} snapshot(s)" + (f", first at +{seen[0]:.0f} s" if seen else "")
-        if expected == "throughout":
-            state = NOT_HELD if seen else (HELD if settled else NOT_YET)
-            why = f"{variant}: not Ready at +{seen[0]:.0f} s" if seen else f"{variant}: Ready throughout so far ({wait})"
-        else:
-            state = HELD if seen else (NOT_HELD if settled else NOT_YET)
-            why = f"{variant}: NotReady from +{seen[0]:.0f} s" if seen else f"{variant}: Ready throughout so far ({t})"
-        return Line(variant, key, str(expected), measured, state, why)
-    if key == "throughput":
-        offered = window.users.get(variant, 0) * window.rate
-        hold = ev.run["phases"]["ramp"] + 10
-        rps = [s.rps for s in a.series if window.started + hold <= s.t]
-        predicted = f">= {THROUGHPUT_SHARE:.0%} of {offered:g} req/s"
-        if ev.elapsed < hold + THROUGHPUT_MIN_S or not rps:
-            return Line(
-                variant, key, predicted, "not measured yet", NOT_YET, f"{variant}: throughput measured from +{hold:.0f} s, for 10 s ({t})"
-            )
-        median = statistics.median(rps)
-        ok = median >= THROUGHPUT_SHARE * offered
-        return Line(
-            variant,
-            key,
-            predicted,
-            f"median {median:.1f} req/s",
-            HELD if ok else NOT_HELD,
-            f"{variant} answers {median:.1f} of {offered:g} req/s offered",
-        )
-    raise ValueError(f"unknown prediction {key!r}")  # the step loader refuses these
-
-
-def measured(window: Window, variant: str, ev: Evidence) -> dict:
+def measured(window: Window, ev: Evidence) -> dict:
     """What the window measured of VARIANT, for the tab: requests, the failed share, p95 against the
-    requested latency, restarts with their reasons, liveness kills, Ready pods."""
+    requested latency, restarts with their causes, liveness kills, Ready pods."""
     a, f = ev.analysis, ev.analysis.figures
     p95 = next((s.p95 for s in reversed(a.series) if s.p95 is not None), None)
     ready = a.pods.ready[-1] if a.pods.ready else None
@@ -407,13 +199,15 @@ def measured(window: Window, variant: str, ev: Evidence) -> dict:
                 "t": round(r.t - window.started, 1),
                 "reason": r.reason,
                 "exitCode": r.exit_code,
-                "liveness": r.after_liveness_failure,
+                "cause": r.cause,
+                "why": r.describe(),
+                "liveness": r.liveness,
             }
             for r in a.pods.restarts
         ],
-        "livenessKills": [round(k.t - window.started, 1) for k in a.probes.liveness_kills],
-        "livenessFailures": len(a.probes.liveness_failures),
-        "lastFailure": last_failure(window, a),
+        "livenessKills": [round(k.t - window.started, 1) for k in a.liveness_kills],
+        "livenessFailures": a.liveness_failures(end=window.started + ev.elapsed)[0],
+        "lastFailure": last_failure(a),
         "ready": None if ready is None else {"ready": ready[1], "pods": ready[2]},
         "killWindow": None if kw is None else [round(kw.low, 1), round(kw.high, 1)],
     }
@@ -462,7 +256,7 @@ def evaluate(step: Step, release: Release, window: Window | None, now: float, se
         )
     end = window.end(now)
     lines, found, windows = [], {}, {}
-    for variant, theirs in step.judge.items():
+    for variant in step.judge:
         ev = evidence(window, variant, end)
         if ev.analysis.pods.added_during_run:
             added = ", ".join(ev.analysis.pods.added_during_run)
@@ -473,9 +267,9 @@ def evaluate(step: Step, release: Release, window: Window | None, now: float, se
                 "Stop it, let the release settle and start a new one",
                 elapsed=round(ev.elapsed, 1),
             )
-        found[variant] = measured(window, variant, ev)
+        found[variant] = measured(window, ev)
         windows[variant] = found[variant]["killWindow"]
-        lines += [judge_line(variant, key, expected, ev, window) for key, expected in step.scenario.predict[theirs].items()]
+        lines += [judge_line(key, expected, ev) for key, expected in step.predictions()[variant].items()]
     elapsed = round(end - window.started, 1)
     info = {"started": window.started, "stopped": window.stopped, "users": window.users}
     failed = [x for x in lines if x.state == NOT_HELD]

@@ -10,7 +10,7 @@ kubeconfig on the host).
 from liveness_lab.base.kube import REQUEST_TIMEOUT_S, Kube, KubeUnavailable
 from liveness_lab.base.variants import fullname
 
-from .steps import CONTAINER
+from .course import CONTAINER
 
 
 class ApiError(Exception):

@@ -42,8 +42,8 @@ from liveness_lab.base.variants import TABLE, user_class
 from .change import container_of, differences
 from .check import SETTLE_S, Release, Window, evaluate, expected_container
 from .cluster import ApiError, WorkshopApi, progress_name
+from .course import StepError, load_steps
 from .progress import Progress, decode, encode
-from .steps import StepError, load_steps
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +209,9 @@ class Workshop:
                 if e["variant"] and key not in self._seen_events and (e["last"] or 0) >= w.started - 60:
                     self._seen_events.add(key)
                     w.timeline.append({"t": round(now, 3), "kind": "event", **e})
+            counts = getattr(self.poller, "probes", None)
+            if counts is not None:
+                w.timeline.append({"t": round(self.poller.probes_at or now, 3), "kind": "probes", "pods": counts})
         if self.ticks is not None:
             text, self._cursor = self.ticks.after(self._cursor)
             w.history += list(csv.DictReader(io.StringIO(text)))

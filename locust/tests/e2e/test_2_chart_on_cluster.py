@@ -1,19 +1,16 @@
-"""The chart on the cluster (what the chart suite's static checks cannot see): the tests of
-chart/tests/test_chart_cluster.py, which `scripts/test-chart.sh --cluster` runs on its own, here in the
-session, in their order, after the cluster and before the second cluster-up. They read the context from
-LIVENESS_LAB_KUBE_CONTEXT and run helm and kubectl from PATH, both set by conftest.py (the tree's
-.tools/bin first)."""
-
-import importlib.util
+"""The chart on the cluster (what the chart suite's static checks cannot see): `scripts/test-chart.sh --cluster`,
+the chart's own on-cluster checks (chart/tests/test_chart_cluster.py: the API server accepts every object,
+the restricted Pod Security Standard holds, every Deployment is rolled out, `helm test` passes), run as a
+user runs them, here in the session after the cluster and before the second cluster-up."""
 
 import pytest
 
 from . import kind
 
-_spec = importlib.util.spec_from_file_location("test_chart_cluster", kind.REPO / "chart" / "tests" / "test_chart_cluster.py")
-chart_cluster = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(chart_cluster)
-
 pytestmark = pytest.mark.usefixtures("cluster")
-# Collected here as this module's own tests, in the order they are written there.
-globals().update({name: test for name, test in vars(chart_cluster).items() if name.startswith("test_") and callable(test)})
+
+
+def test_the_charts_own_checks_pass_on_the_installed_release(request):
+    done = kind.run_streamed([kind.SCRIPTS / "test-chart.sh", "--cluster"], kind.logs_dir() / "e2e-chart-cluster.log", request.config, 900)
+    assert done.returncode == 0, done.describe()
+    assert " passed" in done.tail(5) and " failed" not in done.tail(5), done.describe()

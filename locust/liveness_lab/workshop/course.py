@@ -29,7 +29,7 @@ step only adds what a person at the tab needs:
 Skip and the participant's own ``helm upgrade`` run the same Deployment. A step without ``change`` runs the
 release as it started (step 1: the demo itself).
 
-Usage (from locust/): python -m liveness_lab.workshop.steps   # checks every step, lists them
+Usage (from locust/): python -m liveness_lab.workshop.course   # checks every step, lists them
 """
 
 import os

@@ -1,0 +1,376 @@
+"""The lab's prediction vocabulary (``base.scenario.PREDICTIONS``) judged in one place: for a finished run
+(the lab's ``lab.judge``) and for a live window on a swarm (the workshop's ``workshop.check``), with a flag,
+not a copy. Every figure is a fact of ``report.facts``; nothing is derived again here.
+
+A prediction is ``held``, ``not held``, ``not measured`` (the run cannot say: no probe settings recorded,
+no pod snapshots, a restart whose cause nothing recorded), or, live only, ``not yet``:
+
+- a count with an upper bound (``0``, ``<=2``) fails as soon as it is passed, and holds once the run has
+  gone past the time a kill would have come (the kill window's end plus one probe period: the evidence
+  time); a lower bound (``>=1``, ``>0``) holds once reached, and fails if not reached by then; a finished
+  run is past its evidence time by definition;
+- ``restarts`` counts a kill whose restart has not come yet as the restart it starts (a live check turns
+  green at the kill, not 10-40 s later when the container has stopped);
+- ``kill_reason``: every restart a liveness kill of its own (``facts.Restart.cause``); a restart with
+  another cause fails it, one whose cause nothing recorded cannot be judged;
+- ``kill_timing``: the first liveness kill within the window of the probe's settings (held), outside it, or
+  none by its end (not held); ``throughput``: the median requests/s of the hold, from 10 s after the ramp,
+  at least 90 % of the offered, once 10 s of it were measured.
+"""
+
+from dataclasses import asdict, dataclass, field
+
+from liveness_lab.base.scenario import COUNT, THROUGHPUT_SHARE
+
+from .facts import (
+    KillWindow,
+    RecordedAction,
+    VariantAnalysis,
+    added_pods,
+    first_kill_after_action,
+    hold_throughput,
+    kill_window,
+    longest_not_ready,
+    not_ready_during_load,
+    ready_share,
+    recovery_after_actions,
+    shed,
+    throttled_pct,
+)
+
+HELD, NOT_YET, NOT_HELD, NOT_MEASURED = "held", "not yet", "not held", "not measured"
+# Without a liveness probe to time a kill against, a live run must have gone this long before an absence holds.
+EVIDENCE_DEFAULT_S = 30.0
+# How much of the hold the throughput rule (THROUGHPUT_SHARE) needs in a live window.
+THROUGHPUT_MIN_S = 10.0
+
+
+@dataclass
+class Line:
+    """One prediction of one variant, judged."""
+
+    variant: str
+    key: str
+    predicted: str
+    measured: str
+    state: str  # HELD, NOT_HELD, NOT_MEASURED; live also NOT_YET
+    why: str = ""  # in words, for a workshop's participant
+
+    @property
+    def held(self) -> bool | None:
+        """True held, False not held, None neither (not measured, not yet)."""
+        return {HELD: True, NOT_HELD: False}.get(self.state)
+
+    def text(self) -> str:
+        mark = {HELD: "held", NOT_HELD: "NOT held", NOT_MEASURED: "not measured", NOT_YET: "not yet"}[self.state]
+        return f"{self.variant} {self.key}: predicted {self.predicted}, measured {self.measured}: {mark}"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Line":
+        """A line of lab.json; one written before lines had a state says held: true, false or null."""
+        if "state" not in d:
+            d = {k: v for k, v in d.items() if k != "held"} | {"state": {True: HELD, False: NOT_HELD}.get(d.get("held"), NOT_MEASURED)}
+        return cls(**d)
+
+
+@dataclass
+class Evidence:
+    """What the predictions of one variant are judged on: its facts, the run's, and how far the run has got."""
+
+    analysis: VariantAnalysis
+    run: dict  # run.json (a live window's is made from it: workshop.check.run_of)
+    live: bool  # a window still being judged: an absence holds only past evidence_s
+    elapsed: float  # seconds from the load start to the end judged
+    actions: list[RecordedAction] = field(default_factory=list)  # the lab's, during the run
+    throttled: dict[str, float] = field(default_factory=dict)  # CFS throttling per pod (facts.CpuCheck)
+
+    @property
+    def kill_window(self) -> KillWindow | None:
+        probe = self.analysis.liveness_probe
+        return kill_window(probe, self.run, self.analysis.settings) if probe else None
+
+    @property
+    def evidence_s(self) -> float:
+        """How long the run must have gone before an absence holds: a kill's latest time plus a period."""
+        kw = self.kill_window
+        return kw.high + kw.probe.period_s if kw else EVIDENCE_DEFAULT_S
+
+    @property
+    def settled(self) -> bool:
+        return not self.live or self.elapsed >= self.evidence_s
+
+    @property
+    def started(self) -> float:
+        return self.analysis.phases.start
+
+    @property
+    def offered(self) -> float:
+        """Requests/s offered to the variant: its users times each user's rate."""
+        return float(self.run["users_per_variant"]) * float(self.run["rate_per_user"])
+
+
+def bounds(expr) -> tuple[str | None, int]:
+    op, number = COUNT.match(str(expr).strip()).groups()
+    return op, int(number)
+
+
+def count_state(expr, n: int, settled: bool) -> str:
+    """A count prediction EXPR (a number, or a comparison such as ">=1") against N so far; SETTLED: the run
+    has gone past its evidence time (a finished run always has)."""
+    op, k = bounds(expr)
+    if op in (">=", ">"):
+        return HELD if (n >= k if op == ">=" else n > k) else (NOT_HELD if settled else NOT_YET)
+    passed = n > k if op in (None, "==", "<=") else n >= k
+    if passed:
+        return NOT_HELD
+    if op in (None, "==") and n < k:
+        return NOT_HELD if settled else NOT_YET
+    return HELD if settled else NOT_YET
+
+
+def in_words(expr) -> str:
+    """A count prediction in words: "1 or more", "at most 2"."""
+    op, k = bounds(expr)
+    return {None: f"{k}", "==": f"{k}", ">=": f"{k} or more", ">": f"more than {k}", "<=": f"at most {k}", "<": f"fewer than {k}"}[op]
+
+
+def restarts_now(a: VariantAnalysis) -> int:
+    """Restarts, counting a kill whose restart has not come yet as the restart it starts."""
+    return len(a.pods.restarts) + len(a.pending_kills)
+
+
+def _count(v, key, expected, n, measured, ev: Evidence, what: str) -> Line:
+    """A count line with the participant's words: "blocking: 3 of 120 requests failed"."""
+    state = count_state(expected, n, ev.settled)
+    why = f"{v}: {what}"
+    if state == NOT_HELD:
+        why += f"; the lab predicts {in_words(expected)}"
+    elif state == NOT_YET:
+        why += (
+            f" (+{ev.elapsed:.0f} s of the {ev.evidence_s:.0f} s a kill would take)"
+            if bounds(expected)[0] not in (">=", ">")
+            else (f" so far (+{ev.elapsed:.0f} s)")
+        )
+    return Line(v, key, str(expected), measured, state, why)
+
+
+def judge_line(key: str, expected, ev: Evidence) -> Line:
+    """One prediction of the scenario, judged on EV."""
+    a, v = ev.analysis, ev.analysis.variant
+    f, t = a.figures, f"+{ev.elapsed:.0f} s"
+    kills = [k.t - ev.started for k in a.liveness_kills]
+    if key == "restarts":
+        n = restarts_now(a)
+        per_pod = ", ".join(f"{p.rsplit('-', 1)[-1]} {k}" for p, k in a.pods.restarts_by_pod.items())
+        first = f"first liveness kill at +{min(kills):.1f} s" if kills else ""
+        measured = f"{n}" + (f" ({'; '.join(x for x in (per_pod, first) if x)})" if per_pod or first else "")
+        state = count_state(expected, n, ev.settled)
+        if state == HELD:
+            why = f"{v}: killed for liveness at +{min(kills):.1f} s" if kills else f"{v}: {n or 'no'} restart{'s' if n != 1 else ''}"
+            why += f" ({n} restarts)" if kills and n > 1 else ""
+        elif state == NOT_HELD:
+            why = f"{v} restarted {n} time(s); the lab predicts {in_words(expected)}"
+        elif bounds(expected)[0] in (">=", ">"):
+            last = last_failure(a)
+            why = f"{v}: no liveness kill yet ({t}{'; last: ' + last if last else ''}; expected by +{ev.evidence_s:.0f} s)"
+        else:
+            why = f"{v}: no restart so far ({t} of the {ev.evidence_s:.0f} s a kill would take)"
+        return Line(v, key, str(expected), measured, state, why)
+    if key == "restarted_pods":
+        restarted = {r.pod for r in a.pods.restarts} | {k.pod for k in a.pending_kills}
+        n, total = len(restarted & set(a.pods.pods)), len(a.pods.pods)
+        if expected == "all":
+            state = HELD if n == total > 0 else (NOT_HELD if ev.settled else NOT_YET)
+        else:
+            state = count_state(expected, n, ev.settled)
+        return Line(v, key, str(expected), f"{n} of {total}", state, f"{v}: {n} of {total} pod(s) restarted")
+    if key == "kill_reason":
+        return _kill_reason(a, ev)
+    if key == "kill_timing":
+        return _kill_timing(expected, a, ev)
+    if key in ("failures", "shed", "failures_not_shed"):
+        n = {"failures": f.failures, "shed": shed(a), "failures_not_shed": f.failures - shed(a)}[key]
+        what = {"failures": "failed", "shed": "answered 429", "failures_not_shed": "failed other than 429"}[key]
+        measured = f"{n} of {f.requests}" + (f" ({f.failure_ratio:.1%})" if key == "failures" else "")
+        if key == "failures_not_shed":
+            other = ", ".join(f"{error} x{k}" for error, k in f.errors if "code=429" not in error)
+            measured = f"{n}" + (f" ({other})" if other else "")
+        return _count(v, key, expected, n, measured, ev, f"{n} of {f.requests} requests {what}")
+    if key == "liveness_failures":
+        n, source = a.liveness_failures(end=a.phases.start + ev.elapsed if ev.live else None)
+        return _count(v, key, expected, n, f"{n} ({source})", ev, f"{n} liveness failures")
+    if key == "unhealthy":
+        n = a.probes.unhealthy
+        return _count(v, key, expected, n, str(n), ev, f"{n} Unhealthy events (any probe)")
+    if key == "ready":
+        return _ready(expected, a, ev)
+    if key == "throughput":
+        return _throughput(a, ev)
+    if ev.live:
+        return Line(v, key, str(expected), "not judged on a live window", NOT_MEASURED, f"{v} {key}: the lab judges it after a run")
+    return _after_the_run(key, expected, a, ev)
+
+
+def _kill_reason(a: VariantAnalysis, ev: Evidence) -> Line:
+    v = a.variant
+    restarts = a.pods.restarts
+    other = [r for r in restarts if r.cause not in ("liveness", "unknown")]
+    unknown = [r for r in restarts if r.cause == "unknown"]
+    pending = [k for k in a.pending_kills if k.probe != "Liveness"]
+    measured = f"{sum(r.liveness for r in restarts)} of {len(restarts)} restarts liveness kills of their own"
+    if other or pending or a.pods.evicted:
+        measured += "; " + ", ".join(
+            [f"{r.pod} at +{r.t - ev.started:.1f} s: {r.describe()}" for r in other]
+            + [f"{k.pod}: a {k.probe.lower()} kill at +{k.t - ev.started:.1f} s" for k in pending]
+            + [f"{p} evicted" for p in a.pods.evicted]
+        )
+        why = "; ".join(
+            [f"{v}: {r.pod} restarted by {r.describe()}, not by a liveness kill" for r in other]
+            + [f"{v}: {k.pod} killed for its {k.probe.lower()} probe" for k in pending]
+            + [f"{v}: {p} evicted" for p in a.pods.evicted]
+        )
+        return Line(v, "kill_reason", "liveness", measured, NOT_HELD, why)
+    if unknown:
+        measured += "; cause unknown: " + ", ".join(f"{r.pod} at +{r.t - ev.started:.1f} s ({r.evidence})" for r in unknown)
+        state = NOT_YET if ev.live else NOT_MEASURED
+        return Line(v, "kill_reason", "liveness", measured, state, f"{v}: {len(unknown)} restart(s) whose cause is not known yet")
+    if not restarts:
+        measured = "no restart to attribute"
+    return Line(v, "kill_reason", "liveness", measured, HELD, f"{v}: every restart a liveness kill of its own")
+
+
+def _kill_timing(expected, a: VariantAnalysis, ev: Evidence) -> Line:
+    v, key = a.variant, "kill_timing"
+    probe = a.liveness_probe
+    if probe is None:
+        state = NOT_HELD if ev.live else NOT_MEASURED
+        return Line(
+            v, key, str(expected), "no liveness probe settings recorded", state, f"{v} has no liveness probe to time a kill against"
+        )
+    if expected == "from-action":
+        if not ev.actions:
+            return Line(v, key, expected, "no action recorded in the timeline", NOT_MEASURED, f"{v}: no action to time a kill from")
+        window = kill_window(probe, ev.run, a.settings, from_action=True)
+        first = first_kill_after_action(a, ev.actions)
+        at = f" (+{ev.actions[0].t - ev.started:.0f} s: {ev.actions[0].what})"
+        predicted = f"first kill {window.low:.0f}-{window.high:.0f} s after the first action{at}"
+        if first is None:
+            return Line(v, key, predicted, "no liveness kill after it", NOT_HELD, f"{v}: no liveness kill after the action")
+        return Line(
+            v,
+            key,
+            predicted,
+            f"{first:.1f} s after it",
+            HELD if window.contains(first) else NOT_HELD,
+            f"{v}: killed {first:.1f} s after it",
+        )
+    kw, first = ev.kill_window, a.first_liveness_kill_s
+    predicted = f"first kill at {kw.low:.0f}-{kw.high:.0f} s"
+    if first is None:
+        state = NOT_YET if ev.live and ev.elapsed < kw.high else NOT_HELD
+        why = f"{v}: no liveness kill by +{ev.elapsed:.0f} s (the probe's window: {kw.low:.0f}-{kw.high:.0f} s)"
+        return Line(v, key, predicted, "no liveness kill", state, why)
+    inside = kw.contains(first)
+    why = f"{v}: first liveness kill at +{first:.1f} s, {'within' if inside else 'outside'} {kw.low:.0f}-{kw.high:.0f} s"
+    return Line(v, key, predicted, f"+{first:.1f} s", HELD if inside else NOT_HELD, why)
+
+
+def _ready(expected, a: VariantAnalysis, ev: Evidence) -> Line:
+    v = a.variant
+    if not a.pods.ready:
+        return Line(v, "ready", expected, "no pod snapshots", NOT_MEASURED, f"{v}: no pod snapshots")
+    seen = not_ready_during_load(a)
+    measured = f"NotReady in {len(seen)} snapshot(s)" + (f", from +{seen[0]:.0f} s to +{seen[-1]:.0f} s" if seen else "")
+    if expected == "throughout":
+        state = NOT_HELD if seen else (HELD if ev.settled else NOT_YET)
+        why = f"{v}: not Ready at +{seen[0]:.0f} s" if seen else f"{v}: Ready throughout so far (+{ev.elapsed:.0f} s)"
+    else:
+        state = HELD if seen else (NOT_HELD if ev.settled else NOT_YET)
+        why = f"{v}: NotReady from +{seen[0]:.0f} s" if seen else f"{v}: Ready throughout so far (+{ev.elapsed:.0f} s)"
+    return Line(v, "ready", expected, measured, state, why)
+
+
+def _throughput(a: VariantAnalysis, ev: Evidence) -> Line:
+    v, offered = a.variant, ev.offered
+    predicted = f">= {THROUGHPUT_SHARE:.0%} of {offered:g} req/s"
+    got = hold_throughput(a)
+    hold = a.phases.hold + 10 - a.phases.start
+    if ev.live and ev.elapsed < hold + THROUGHPUT_MIN_S:
+        got = None
+    if got is None:
+        state = NOT_YET if ev.live else NOT_MEASURED
+        return Line(
+            v, "throughput", predicted, "no samples during the hold", state, f"{v}: throughput measured from +{hold:.0f} s, for 10 s"
+        )
+    ok = got >= THROUGHPUT_SHARE * offered
+    return Line(
+        v,
+        "throughput",
+        predicted,
+        f"median {got:.1f} req/s",
+        HELD if ok else NOT_HELD,
+        f"{v} answers {got:.1f} of {offered:g} req/s offered",
+    )
+
+
+def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line:
+    """The predictions only a finished run can judge (the step loader refuses them for the workshop)."""
+    v = a.variant
+
+    def line(predicted, measured, state):
+        return Line(v, key, predicted, measured, state, f"{v} {key}: {measured}")
+
+    if key == "recovers":
+        r = a.recovery_s
+        measured = "not within the quiet period" if r is None else f"all Ready {r:.0f} s after load stop"
+        return line("all Ready within the quiet period", measured, HELD if r is not None else NOT_HELD)
+    if key == "recovery_after_actions":
+        if not ev.actions:
+            return line(str(expected), "no action recorded in the timeline", NOT_MEASURED)
+        last = ev.actions[-1]
+        if last.done is None:
+            return line(str(expected), f"the last action ({last.what}) had not rolled out when the recording ended", NOT_MEASURED)
+        r = recovery_after_actions(a, ev.actions)
+        predicted = f"{expected} s after the last action (rolled out at +{last.done - ev.started:.0f} s)"
+        if r is None:
+            return line(predicted, "not Ready to the end of the recording", NOT_HELD)
+        return line(predicted, f"all Ready {r:.0f} s after it", count_state(expected, round(r), True))
+    if key in ("added_restarts", "added_liveness_failures"):
+        added = added_pods(a, ev.actions)
+        if added is None:
+            return line(str(expected), f"no recorded action raised {v}'s replicas", NOT_MEASURED)
+        if key == "added_restarts":
+            n = sum(1 for r in a.pods.restarts if r.pod in added) + sum(1 for k in a.pending_kills if k.pod in added)
+        else:
+            n = sum(1 for x in a.probes.liveness_failures if x.pod in added)
+        return line(str(expected), f"{n} ({len(added)} pod(s) added)", count_state(expected, n, True))
+    if key == "throttled_pct":
+        pct = throttled_pct(a, ev.throttled)
+        if pct is None:
+            return line(f"{expected} %", "no CFS throttling counters recorded (nodes/proxy not readable?)", NOT_MEASURED)
+        return line(f"{expected} %", f"{pct:.0f} % of periods", count_state(expected, round(pct), True))
+    if key == "ready_share_pct":
+        share = ready_share(a)
+        if share is None:
+            return line(f"{expected} %", "no pod snapshots during the load", NOT_MEASURED)
+        return line(f"{expected} %", f"{share:.0f} % of pod-seconds Ready", count_state(expected, round(share), True))
+    if key == "longest_not_ready_s":
+        longest = longest_not_ready(a)
+        if longest is None:
+            return line(f"{expected} s", "no pod snapshots during the load", NOT_MEASURED)
+        return line(f"{expected} s", f"{longest:.0f} s without a Ready pod", count_state(expected, round(longest), True))
+    raise ValueError(f"unknown prediction {key!r}")  # the loader refuses these
+
+
+def last_failure(a: VariantAnalysis) -> str | None:
+    """The variant's last liveness failure or kill with its place in the countdown (base.countdown, as the
+    Live tab numbers it): "liveness failure 2/3 at +9.0 s"."""
+    marks = [m for m in a.countdown() if m.t >= a.phases.start - 1 and m.kind != "unreported"]
+    if not a.liveness_probe or not marks:
+        return None
+    m = marks[-1]
+    what = "liveness kill" if m.kind == "kill" else "liveness failure"
+    return f"{what} {m.label} at +{m.t - a.phases.start:.1f} s".replace("  ", " ")
