@@ -241,3 +241,12 @@ topologySpreadConstraints:
       - pod-template-hash
 {{- end }}
 {{- end }}
+
+{{/*
+The name of the Locust master's cluster-wide grant to read the kubelets' probe counter
+(locust.kubeletProbeMetrics): the namespace and the release's Locust name, as a ClusterRole is not
+namespaced and two releases in two namespaces may share a release name.
+*/}}
+{{- define "liveness-lab.kubeletProbesName" -}}
+{{- printf "%s-%s-kubelet-probes" .Release.Namespace (include "liveness-lab.componentName" (dict "root" . "component" "locust")) | trunc 63 | trimSuffix "-" }}
+{{- end }}

@@ -238,7 +238,12 @@ release_ever_deployed() {
     -l "owner=helm,name=$LL_RELEASE,status in (deployed,superseded)" 2>/dev/null)" ]
 }
 
-# release_up_to_date: the deployed release is what the chart renders now. Helm stores the manifest it
+# cluster_values: the values cluster-up sets on its own kind cluster, over the chart's and the user's: the
+# Locust master may read the kubelets' probe counter (a ClusterRole for nodes/proxy: chart/values.yaml).
+cluster_values() { echo --set locust.kubeletProbeMetrics.enabled=true; }
+
+# release_up_to_date: the deployed release is what the chart renders now with the values it was given (a
+# user's own `--set stack=servlet`, a workshop step's) and cluster-up's. Helm stores the manifest it
 # applied (without hooks); `helm template` renders the same text from the same chart and values: the
 # chart reads nothing from the cluster (its one `lookup` is in NOTES.txt) and no release counter.
 release_up_to_date() {
@@ -246,7 +251,8 @@ release_up_to_date() {
   release_deployed || return 1
   # shellcheck disable=SC2046
   deployed=$(helm get manifest "$LL_RELEASE" $(helm_flags)) &&
-    planned=$(helm template "$LL_RELEASE" "$LL_ROOT/chart" --namespace "$LL_NAMESPACE" --is-upgrade --skip-tests) &&
+    planned=$(helm template "$LL_RELEASE" "$LL_ROOT/chart" --namespace "$LL_NAMESPACE" --is-upgrade --skip-tests \
+      -f <(helm get values "$LL_RELEASE" $(helm_flags) -o yaml) $(cluster_values)) &&
     [ "$deployed" = "$planned" ]
 }
 
@@ -259,8 +265,10 @@ label_namespace() {
 }
 
 # install_chart: helm upgrade --install, only when something changed; pods of a release that was
-# already there restart when 'kind load' brought a new image under the same tag. --take-ownership lets
-# a user who sets namespace.manage=true adopt the namespace made here (the chart then renders it).
+# already there restart when 'kind load' brought a new image under the same tag. The release keeps the
+# values its user gave it (--reset-then-reuse-values: the chart's defaults, then the release's own values,
+# then cluster-up's). --take-ownership lets a user who sets namespace.manage=true adopt the namespace made
+# here (the chart then renders it).
 install_chart() {
   local existed=0 selector=app.kubernetes.io/instance=$LL_RELEASE timeout=${LIVENESS_LAB_HELM_TIMEOUT:-10m}
   ensure_helm
@@ -276,8 +284,8 @@ install_chart() {
     log "chart: release $LL_RELEASE is up to date, not touched"
   else
     # shellcheck disable=SC2046
-    step helm-upgrade helm upgrade --install "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) \
-      --create-namespace --take-ownership --wait --timeout "$timeout"
+    step helm-upgrade helm upgrade --install "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) $(cluster_values) \
+      --reset-then-reuse-values --create-namespace --take-ownership --wait --timeout "$timeout"
   fi
   if [ "$existed" = 1 ] && [ "$LL_IMAGES_CHANGED" = 1 ]; then
     step restart-pods kube -n "$LL_NAMESPACE" rollout restart deployment -l "$selector"
