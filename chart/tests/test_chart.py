@@ -110,7 +110,9 @@ def test_modes_are_mode_java_and_helm_test_runs_httpcheck():
         "--show-only",
         "templates/tests/test-api-work.yaml",
     )
-    assert re.search(r"^ *- io\.livenesslab\.service\.HttpCheck$", test_pod, re.M) and (java / "HttpCheck.java").is_file()
+    # The test pods' HTTP check is urllib3's, in the Locust image: a package its lock pins.
+    assert "image: liveness-lab/locust:" in test_pod and "import sys, urllib3" in test_pod
+    assert re.search(r"^urllib3==", (REPO / "locust" / "requirements.lock").read_text(), re.M)
 
 
 # Two releases as a workshop runs them (docs/workshop.md): the shared-cluster values, every template on.

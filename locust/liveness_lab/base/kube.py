@@ -233,7 +233,9 @@ PROBE_TOTAL, PROBE_DURATION = "prober_probe_total", "prober_probe_duration_secon
 def probe_counts(text: str, namespace: str) -> dict:
     """The probe counter of NAMESPACE's pods in a kubelet's /metrics/probes text: {pod: {probe type
     ("Liveness", "Readiness", "Startup"): {"successful": n, "failed": n, "unknown": n, "uid": pod uid,
-    "le": {bucket upper bound: successful and unknown results up to it}}}}."""
+    "seconds": the summed durations of the successful and unknown results, "timed": how many}}}. The
+    kubelet's duration histogram has a single bucket (+Inf), so its sum and count are all it tells: between
+    two samples a probe period apart, one result's own duration."""
     out = {}
     for name, labels, value in metric_samples(text):
         if labels.get("namespace") != namespace or not labels.get("pod") or not labels.get("probe_type"):
@@ -242,6 +244,8 @@ def probe_counts(text: str, namespace: str) -> dict:
         if name == PROBE_TOTAL and labels.get("result"):
             counts[labels["result"]] = counts.get(labels["result"], 0) + int(value)
             counts["uid"] = labels.get("pod_uid")
-        elif name == PROBE_DURATION + "_bucket" and "le" in labels:
-            counts.setdefault("le", {})[labels["le"]] = int(value)
+        elif name == PROBE_DURATION + "_sum":
+            counts["seconds"] = value
+        elif name == PROBE_DURATION + "_count":
+            counts["timed"] = int(value)
     return out

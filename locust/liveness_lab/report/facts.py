@@ -451,29 +451,20 @@ class VariantAnalysis:
         return out
 
     def probe_durations(self, probe_type: str = "Liveness") -> dict | None:
-        """The kubelet's durations of PROBE_TYPE's successful (and unknown) results during the load, from
-        its histogram: how many, and the upper bound of the bucket that holds the median, the 95th
-        percentile and the slowest; failed results are not in it (the kubelet observes no duration for
-        them). None without two counter samples of a pod in the load."""
-        total = {}
+        """The kubelet's own durations of PROBE_TYPE's successful (and unknown) results during the load, from
+        its histogram's sum and count between the counter's samples (a second apart, a probe period at
+        most one result): how many, their mean, and the slowest; failed results have none (the kubelet
+        observes no duration for them: they are the ones that hit the timeout). None without samples."""
+        durations = []
         for rows in self.counter.values():
-            inside = [c.get(probe_type, {}).get("le") for t, c in rows if self.phases.start <= t <= self.phases.stop]
-            inside = [x for x in inside if x]
-            if len(inside) >= 2:
-                for le, n in inside[-1].items():
-                    total[le] = total.get(le, 0) + max(0, n - inside[0].get(le, 0))
-        if not total:
+            inside = [c.get(probe_type, {}) for t, c in rows if self.phases.start <= t <= self.phases.stop]
+            for b, c in zip(inside, inside[1:], strict=False):
+                n = c.get("timed", 0) - b.get("timed", 0)
+                if n > 0 and c.get("uid") == b.get("uid"):
+                    durations.append((c.get("seconds", 0.0) - b.get("seconds", 0.0)) / n)
+        if not durations:
             return None
-        bounds = sorted(total, key=lambda le: math.inf if le == "+Inf" else float(le))
-        count = total[bounds[-1]]
-        if not count:
-            return {"count": 0}
-
-        def upto(q):
-            return next(le for le in bounds if total[le] >= q * count)
-
-        slowest = next((le for le in bounds if total[le] == count), bounds[-1])
-        return {"count": count, "p50": upto(0.5), "p95": upto(0.95), "max": slowest}
+        return {"count": len(durations), "mean": sum(durations) / len(durations), "slowest": max(durations)}
 
     def to_json(self) -> dict:
         """verdict.json's figures of this variant."""

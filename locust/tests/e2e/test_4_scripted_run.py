@@ -2,6 +2,7 @@
 and tcp probe; every prediction must hold; about 10 minutes), or with --no-lab a shortened scripted demo whose
 verdict must be PASS. Either leaves restarts of the blocking pod for the Pods tab's test."""
 
+import json
 import time
 
 import pytest
@@ -21,12 +22,30 @@ def out_dir(prefix: str):
     return kind.REPO / "reports" / f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
 
 
+@pytest.fixture(scope="module")
+def lab_out():
+    return out_dir("e2e-lab")
+
+
 @pytest.mark.lab
-def test_the_labs_quick_scenarios_hold_every_prediction(cluster, request):
-    run = kind.run_streamed(
-        [kind.SCRIPTS / "lab.sh", "--quick", "--out", out_dir("e2e-lab")], kind.logs_dir() / "e2e-lab.log", request.config, 1800
-    )
+def test_the_labs_quick_scenarios_hold_every_prediction(cluster, request, lab_out):
+    run = kind.run_streamed([kind.SCRIPTS / "lab.sh", "--quick", "--out", lab_out], kind.logs_dir() / "e2e-lab.log", request.config, 1800)
     assert run.returncode == exits.HELD, f"{MEANING.get(run.returncode, '?')}: {run.describe()}"
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("scenario, variant", [("baseline", "blocking"), ("servlet", "servlet")])
+def test_every_kill_is_the_thresholds_failures_in_a_row_by_the_kubelets_own_counter(cluster, lab_out, scenario, variant):
+    """The recorder read the kubelet's probe counter (kind's admin kubeconfig has nodes/proxy): for every
+    liveness kill, the failed results since the last other result equal the probe's threshold, the
+    countdown built from the events has the same kill, and every restart is that kill's own."""
+    found = json.loads((lab_out / scenario / "verdict.json").read_text())["variants"][variant]
+    assert found["probeCounter"] == "read", found["probeCounter"]
+    checks = found["killChecks"]
+    assert checks, f"{scenario}: no liveness kill of {variant} seen by the counter: {found['kills']}"
+    for c in checks:
+        assert c["counterFailures"] == c["threshold"] and c["agree"], c
+    assert found["restarts"] and all(r["cause"] == "liveness" for r in found["restarts"]), found["restarts"]
 
 
 @pytest.mark.no_lab
