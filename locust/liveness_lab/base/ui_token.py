@@ -27,6 +27,9 @@ TOKEN_ENV = "LIVENESS_LAB_UI_TOKEN"
 SECRET_KEY = "token"
 HEADER = "X-Liveness-Lab-Token"
 QUERY = "token"
+# The master's 401 says who refused: its WWW-Authenticate names this realm (the API server's own 401 does not).
+REALM = "liveness-lab"
+CHALLENGE = f'Bearer realm="{REALM}"'
 
 
 def secret_name(release: str) -> str:

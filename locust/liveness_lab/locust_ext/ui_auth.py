@@ -47,7 +47,6 @@ LOGIN_ROUTE = "/liveness-lab/login"
 # Routes that answer without the token (see the module's docstring), by Flask endpoint.
 OPEN_ENDPOINTS = frozenset({"static", "locust.send_assets", "locust.login", "liveness_lab_login.login"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-REALM = 'Bearer realm="liveness-lab"'
 
 
 class Participant(UserMixin):
@@ -139,7 +138,8 @@ def install(environment, token: str | None = None) -> bool:
         from locust.html import render_template_from
 
         html = render_template_from("auth.html", auth_args={**web_ui.auth_args, "error": error}, auth_title="Locust: log in")
-        return Response(html, status=status, mimetype="text/html", headers={"WWW-Authenticate": REALM, "Cache-Control": "no-store"})
+        headers = {"WWW-Authenticate": ui_token.CHALLENGE, "Cache-Control": "no-store"}
+        return Response(html, status=status, mimetype="text/html", headers=headers)
 
     def unauthorized():
         wrong = presented(request) is not None
@@ -150,7 +150,7 @@ def install(environment, token: str | None = None) -> bool:
             if wrong
             else f"send the release's token: Authorization: Bearer <token> (or {ui_token.HEADER}: <token>); get it with {where}"
         )
-        return problem(401, "Token required", detail, {"WWW-Authenticate": REALM})
+        return problem(401, "Token required", detail, {"WWW-Authenticate": ui_token.CHALLENGE})
 
     manager.unauthorized_handler(unauthorized)
 
@@ -160,7 +160,7 @@ def install(environment, token: str | None = None) -> bool:
         if given is None or request.method != "GET":
             return None
         if not valid(given):
-            return problem(401, "Token required", "the token in the link is not this release's", {"WWW-Authenticate": REALM})
+            return problem(401, "Token required", "the token in the link is not this release's", {"WWW-Authenticate": ui_token.CHALLENGE})
         login_user(PARTICIPANT)
         rest = [(k, v) for k, v in request.args.items(multi=True) if k != ui_token.QUERY]
         response = redirect(request.path + (f"?{urlencode(rest)}" if rest else ""), code=303)
