@@ -125,19 +125,22 @@ def install(environment, token: str | None = None) -> bool:
     manager.request_loader(lambda req: PARTICIPANT if valid(presented(req)) else None)
 
     where = ui_token.kubectl_command(coordinates.namespace(), coordinates.release())
+    info = f"This Locust needs its release's token: open the link scripts/cluster-up.sh printed, or paste the output of {where}"
     web_ui.auth_args = {
         "custom_form": {
             "inputs": [{"label": "Token", "name": ui_token.QUERY, "is_secret": True, "is_required": True}],
             "callback_url": LOGIN_ROUTE,
             "submit_button_text": "Log in",
         },
-        "info": f"This Locust needs its release's token: open the link scripts/cluster-up.sh printed, or paste the output of {where}",
+        "info": info,
     }
 
     def login_page(status: int, error: str | None = None) -> Response:
         from locust.html import render_template_from
 
-        html = render_template_from("auth.html", auth_args={**web_ui.auth_args, "error": error}, auth_title="Locust: log in")
+        # Locust's own /login page overwrites auth_args' info and error with its session's: ours are given here.
+        args = {**web_ui.auth_args, "info": info, "error": error}
+        html = render_template_from("auth.html", auth_args=args, auth_title="Locust: log in")
         headers = {"WWW-Authenticate": ui_token.CHALLENGE, "Cache-Control": "no-store"}
         return Response(html, status=status, mimetype="text/html", headers=headers)
 
