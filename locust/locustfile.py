@@ -31,6 +31,8 @@ Environment only:
     LIVENESS_LAB_PODS_TAB=on|off        the Pods tab (liveness_lab/locust_ext/pods_tab.py)
     LIVENESS_LAB_LIVE_REFRESH=2         seconds between the Live tab's samples (liveness_lab/locust_ext/live_view.py)
     LIVENESS_LAB_WORKSHOP=on|off        the Workshop tab's checks and actions (liveness_lab/workshop/tab.py)
+    LIVENESS_LAB_UI_TOKEN=<token>       every route of the web UI requires it (liveness_lab/locust_ext/ui_auth.py;
+                                        the chart's master reads it from the Secret <release>-ui); unset, the UI is open
     LOCUST_BUILD_PATH=<webui/dist>      the web UI bundle with the Live tab, when built (see below)
 """
 
@@ -40,9 +42,9 @@ from pathlib import Path
 import locust.runners
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, variants
+from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, ui_token, variants
 from liveness_lab.locust_ext import demo_shape as shape
-from liveness_lab.locust_ext import live_view, pods_tab, stats_history
+from liveness_lab.locust_ext import live_view, pods_tab, stats_history, ui_auth
 from liveness_lab.workshop import tab as workshop_tab
 
 if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
@@ -57,6 +59,12 @@ if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
 WEBUI_BUILD = Path(__file__).resolve().parent / "webui" / "dist"
 if (WEBUI_BUILD / "index.html").is_file():
     os.environ.setdefault("LOCUST_BUILD_PATH", str(WEBUI_BUILD))
+
+# With the release's token the web UI takes Locust's own login (--web-login, flask-login), which
+# liveness_lab/locust_ext/ui_auth.py completes: set here, as the build path above, before Locust reads its
+# options. Without the token (Locust on the host) the UI stays open, as Locust's own is.
+if os.environ.get(ui_token.TOKEN_ENV, "").strip():
+    os.environ["LOCUST_WEB_LOGIN"] = "true"
 
 # Workers send their stats to the master every second, not Locust's 3 s: the master's stats history (one
 # row a second, what `scripts/demo.sh --load cluster` fetches) then moves a second at a time as a host
@@ -89,7 +97,10 @@ def _options(parser):
 
 @events.init.add_listener
 def _tabs(environment, **_kwargs):
-    # Master or local runner only: workers have no web UI. The Live tab reads the Pods tab's poller.
+    # Master or local runner only: workers have no web UI. First who may use it (the token, other origins),
+    # before Locust serves a request; every route below carries Locust's own guard.
+    ui_auth.install(environment)
+    # The Live tab reads the Pods tab's poller.
     poller = pods_tab.install(environment)
     live_view.install(environment, poller)
     # The per-second stats history a scripted run with --load cluster fetches (liveness_lab/locust_ext/stats_history.py).

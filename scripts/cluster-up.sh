@@ -281,16 +281,20 @@ load_app_images() {
 # print_next_steps: where to look, with commands that work as printed (a tool that the user's PATH
 # does not find, or finds at another version, is printed with its path under .tools/bin).
 print_next_steps() {
-  local kubectl helm urls
+  local kubectl helm urls token
   kubectl=$(print_tool kubectl)
   helm=$(print_tool helm)
+  # The web UI wants the release's token (its Secret <release>-ui, the chart's only Secret of component
+  # locust): the link carries it, and the master turns it into a session cookie (locust/README.md).
+  token=$(kube -n "$LL_NAMESPACE" get secrets -l "app.kubernetes.io/instance=$LL_RELEASE,app.kubernetes.io/component=locust" \
+    -o go-template='{{range .items}}{{.data.token | base64decode}}{{end}}' 2>/dev/null) || token=
   urls=$(kube -n "$LL_NAMESPACE" get services -l "app.kubernetes.io/instance=$LL_RELEASE" \
     -o jsonpath='{range .items[*]}{.metadata.labels.app\.kubernetes\.io/component} {.spec.ports[0].nodePort}{"\n"}{end}' 2>/dev/null |
     awk '$2 != "" && $1 !~ /^locust/ { printf "%shttp://127.0.0.1:%s (%s)", sep, $2, $1; sep = "  " }')
   cat <<EOF
 
 liveness-lab is up ($(($(ll_now) - LL_START))s).
-  Locust web UI:      http://127.0.0.1:8089
+  Locust web UI:      http://127.0.0.1:8089${token:+/?token=$token}
   watch the pods:     $kubectl --context $LL_KUBE_CONTEXT get pods -n $LL_NAMESPACE -w
   scripted demo:      scripts/demo.sh
   variants:           ${urls:-none deployed}

@@ -250,3 +250,26 @@ namespaced and two releases in two namespaces may share a release name.
 {{- define "liveness-lab.kubeletProbesName" -}}
 {{- printf "%s-%s-kubelet-probes" .Release.Namespace (include "liveness-lab.componentName" (dict "root" . "component" "locust")) | trunc 63 | trimSuffix "-" }}
 {{- end }}
+
+{{/*
+The Secret holding the web UI's token, `<fullname>-ui` (locust/liveness_lab/base/ui_token.py names it the same).
+*/}}
+{{- define "liveness-lab.uiSecretName" -}}
+{{- include "liveness-lab.componentName" (dict "root" . "component" "ui") }}
+{{- end }}
+
+{{/*
+The web UI's token, base64 as a Secret's data holds it: the Secret's own when it exists (`lookup`: kept
+across upgrades), else 32 new random letters and digits. `lookup` finds nothing without a cluster (`helm
+template`, `--dry-run` without `=server`), so each such rendering has a new one: scripts/lib/cluster.sh
+renders with `--dry-run=server` when it compares the release with the chart. Decided once per rendering
+and kept in the rendering's values, so the Secret and the master's checksum annotation agree (a second
+randAlphaNum would not). Arguments: the root context.
+*/}}
+{{- define "liveness-lab.uiToken" -}}
+{{- if not (hasKey .Values.locust "_uiToken") }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "liveness-lab.uiSecretName" .) | default dict }}
+{{- $_ := set .Values.locust "_uiToken" (dig "data" "token" "" $existing | default (randAlphaNum 32 | b64enc)) }}
+{{- end }}
+{{- get .Values.locust "_uiToken" }}
+{{- end }}

@@ -63,6 +63,8 @@ environment (defaults):
   LIVENESS_LAB_LOCK_TOKEN        set by a parent run holding the cluster lock: run under its lock
   LIVENESS_LAB_LOCUST_UI          the release's Locust web UI at a URL (e.g. http://127.0.0.1:8089),
                                   instead of through the API server's service proxy
+  LIVENESS_LAB_UI_TOKEN           the token the release's Locust web UI requires (default: its Secret
+                                  <release>-ui, read with your credentials)
   LIVENESS_LAB_KUBE_CONTEXT=kind-liveness-lab, LIVENESS_LAB_NAMESPACE=liveness-lab,
   LIVENESS_LAB_RELEASE=liveness-lab   where the release is, when --context/--namespace/--release are not given
 Progress lines go to stderr and to <out>/run.log; the summary to stdout.
@@ -91,7 +93,7 @@ ENV_LAB = """\
 environment (defaults):
   LIVENESS_LAB_HELM_TIMEOUT=10m   how long a helm upgrade or rollback may take
   LIVENESS_LAB_SETTLE=20          seconds to let fresh JVMs settle before the load
-  LIVENESS_LAB_READY_WAIT=300s, LIVENESS_LAB_LOCUST_UI, LIVENESS_LAB_KUBE_CONTEXT, LIVENESS_LAB_NAMESPACE,
+  LIVENESS_LAB_READY_WAIT=300s, LIVENESS_LAB_LOCUST_UI, LIVENESS_LAB_UI_TOKEN, LIVENESS_LAB_KUBE_CONTEXT, LIVENESS_LAB_NAMESPACE,
   LIVENESS_LAB_RELEASE: as for demo
 """
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import locust  # noqa: F401  (first: see below)
 import pytest
 
+from liveness_lab.base import ui_token
+
 # Locust's gevent patches the standard library as it is imported, which must come before anything imports
 # ssl or urllib3 (else RecursionError). pytest imports every test module before it runs one, so a whole run
 # is patched anyway; importing Locust first, here, keeps a run of some modules working in any order.
@@ -42,6 +44,35 @@ CHROMIUM_ARGS = [
 ]
 
 
+# The token a local Locust of this suite's requires (LIVENESS_LAB_UI_TOKEN, as the chart's master has one),
+# and each web UI's token by its base URL: web_read, web_post, wait_http and the browser pages send it.
+UI_TOKEN = "token-of-the-tests-release"
+TOKENS: dict[str, str] = {}
+
+
+def use_token(web_ui: str, token: str | None) -> None:
+    """WEB_UI requires TOKEN from now on (None: it is open)."""
+    if token:
+        TOKENS[web_ui.rstrip("/")] = token
+    else:
+        TOKENS.pop(web_ui.rstrip("/"), None)
+
+
+def auth_headers(url: str) -> dict[str, str]:
+    """The header a request to URL sends: the token of the web UI it is on, if that has one."""
+    found = next((t for base, t in TOKENS.items() if url == base or url.startswith(base + "/") or url.startswith(base + "?")), None)
+    return ui_token.bearer(found)
+
+
+def login_url(web_ui: str, path: str = "/") -> str:
+    """WEB_UI's PATH as a browser opens it the first time: with the token in the link when it has one, as
+    scripts/cluster-up.sh prints it (the master sets its session cookie and drops the token from the URL)."""
+    token = TOKENS.get(web_ui.rstrip("/"))
+    if not token:
+        return web_ui + path
+    return web_ui + path + ("&" if "?" in path else "?") + urllib.parse.urlencode({ui_token.QUERY: token})
+
+
 # The suites that need a cluster (they make one): collected only when asked for by path, e.g.
 # `pytest tests/e2e` (scripts/test-e2e.sh), never by `pytest` with the default testpaths (scripts/test-locust.sh).
 CLUSTER_SUITES = tuple(Path(__file__).resolve().parent / suite for suite in ("e2e", "registry", "multinode"))
@@ -63,7 +94,7 @@ def pods_tab_page(web_ui: str, tab: str = "Pods", viewport=(1280, 720)):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-            page.goto(web_ui + "/", timeout=30000)
+            page.goto(login_url(web_ui), timeout=30000)
             page.get_by_role("tab", name=tab).click(timeout=30000)
             yield page
         finally:
@@ -90,27 +121,27 @@ def chart_settings():
 
 
 def web_post(web_ui: str, path: str, **form) -> int:
-    """POST a form to Locust's web UI (e.g. /swarm, /stop); its HTTP status."""
+    """POST a form to Locust's web UI (e.g. /swarm, /stop), with its token; its HTTP status."""
     data = urllib.parse.urlencode(form, doseq=True).encode()
-    with urllib.request.urlopen(urllib.request.Request(web_ui + path, data=data), timeout=10) as r:
+    with urllib.request.urlopen(urllib.request.Request(web_ui + path, data=data, headers=auth_headers(web_ui)), timeout=10) as r:
         return r.status
 
 
 def web_read(web_ui: str, path: str):
-    """GET a JSON answer of Locust's web UI."""
-    with urllib.request.urlopen(web_ui + path, timeout=10) as r:
+    """GET a JSON answer of Locust's web UI, with its token."""
+    with urllib.request.urlopen(urllib.request.Request(web_ui + path, headers=auth_headers(web_ui)), timeout=10) as r:
         return json.load(r)
 
 
 def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None) -> None:
-    """Until URL answers 2xx, at most TIMEOUT seconds (loopback only)."""
+    """Until URL answers 2xx (with the token of its web UI, if any), at most TIMEOUT seconds (loopback only)."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=auth_headers(url)), timeout=2) as r:
                 if 200 <= r.status < 300:
                     return
         except Exception as e:  # not up yet

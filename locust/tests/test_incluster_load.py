@@ -23,14 +23,14 @@ from locust.env import Environment
 from locust.stats import PERCENTILES_TO_REPORT, StatsCSVFileWriter
 
 from liveness_lab import __main__ as cli_main
-from liveness_lab.base import coordinates, exits
+from liveness_lab.base import coordinates, exits, ui_token
 from liveness_lab.demo import cluster_lock as lock
 from liveness_lab.demo import load_source as load
 from liveness_lab.demo import locust_master as master
 from liveness_lab.demo import no_other_load as swarm
 from liveness_lab.demo import release
 from liveness_lab.demo import run as demo_mod
-from liveness_lab.locust_ext import stats_history
+from liveness_lab.locust_ext import stats_history, ui_auth
 from liveness_lab.locust_ext.demo_shape import DemoShape, phases
 from liveness_lab.report import facts
 
@@ -54,9 +54,11 @@ def history_ticks() -> tuple[str, list[str]]:
 
 class StandIn:
     """A Locust master's REST API as the recorded one answered: ready, then a shape swarm that runs for
-    RUN_POLLS state requests, then stopped; the history grows a tick per state request."""
+    RUN_POLLS state requests, then stopped; the history grows a tick per state request. With TOKEN, every
+    request without it answers 401, as the chart's master does (locust_ext/ui_auth.py)."""
 
-    def __init__(self, workers=1, shape=True, history=True, run_polls=8, stale_polls=0):
+    def __init__(self, workers=1, shape=True, history=True, run_polls=8, stale_polls=0, token=None):
+        self.token, self.refused = token, 0
         self.calls: list[tuple[str, str, dict]] = []
         # Locust caches /stats/requests for 2 s: the state before a /swarm answers for a while after it.
         self.stale_polls, self.stale, self.before = stale_polls, 0, None
@@ -79,7 +81,10 @@ class StandIn:
         body.update(state=self.state, worker_count=self.workers)
         return body
 
-    def handle(self, method: str, path: str, query: dict, form: dict) -> tuple[int, dict, bytes]:
+    def handle(self, method: str, path: str, query: dict, form: dict, headers=None) -> tuple[int, dict, bytes]:
+        if self.token and ui_auth.presented(SimpleNamespace(headers=headers or {})) != self.token:
+            self.refused += 1
+            return 401, {"WWW-Authenticate": ui_token.CHALLENGE}, b'{"title": "Token required", "status": 401}'
         self.calls.append((method, path, form or query))
         if path == "/stats/requests":
             return 200, {}, json.dumps(self.status()).encode()
@@ -125,12 +130,16 @@ def stand_in():
 
             def answer(self, method):
                 url = urllib.parse.urlparse(self.path)
+                headers = {k: v for k, v in self.headers.items()}
                 if url.path.startswith("/api/v1/"):  # the API server's service proxy in front of the master
                     api.proxied.append(url.path)
                     url = url._replace(path=url.path.split("/proxy", 1)[1])
+                    # What the API server does once it has authenticated the request: the Authorization
+                    # header was the client's credential to it, and goes no further (k8s.io/apiserver).
+                    headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
                 n = int(self.headers.get("Content-Length") or 0)
                 form = urllib.parse.parse_qs(self.rfile.read(n).decode()) if n else {}
-                status, headers, body = api.handle(method, url.path, urllib.parse.parse_qs(url.query), form)
+                status, headers, body = api.handle(method, url.path, urllib.parse.parse_qs(url.query), form, headers)
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -274,6 +283,57 @@ def test_through_the_api_servers_service_proxy_with_the_official_client(stand_in
     assert next(f for m, p, f in api.calls if p == "/swarm")["shape_class"] == ["DemoShape"]
     with pytest.raises(master.MasterUnavailable, match="HTTP 404"):  # no such Service: the API server's 404
         master.ServiceProxy(api_client, "team-a", "demo-locust-ui", "web").request("GET", "/nothing")
+
+
+def test_the_run_sends_the_releases_token_as_a_bearer_straight_and_in_its_own_header_through_the_proxy(stand_in, tmp_path):
+    """The chart's master requires its token. Straight to it (LIVENESS_LAB_LOCUST_UI) as Authorization:
+    Bearer; through the service proxy as X-Liveness-Lab-Token, since the API server keeps Authorization (the
+    stand-in drops it, as the API server does): a token sent there as a Bearer would never arrive."""
+    from kubernetes import client
+
+    api, url = stand_in(run_polls=8, token="t0ken")
+    (tmp_path / "direct").mkdir()
+    run, status, _ = drive(url, tmp_path / "direct", total_s=8, transport=master.DirectHttp(url, "t0ken"))
+    assert status.workers == 1 and run.rows > 0 and api.refused == 0
+    api_client = client.ApiClient(client.Configuration(host=url))
+    api_client.set_default_header("Authorization", "Bearer the-kubeconfigs-own")  # the API server's, not the master's
+    (tmp_path / "proxied").mkdir()
+    proxy = master.ServiceProxy(api_client, "team-a", "demo-locust-ui", "web", "ctx", token="t0ken")
+    api.state, api.run_polls = "ready", 8
+    run, status, _ = drive(url, tmp_path / "proxied", total_s=8, transport=proxy)
+    assert status.workers == 1 and run.rows > 0 and api.refused == 0 and api.proxied
+
+
+@pytest.mark.parametrize("token", [None, "not-it"], ids=["no token", "a wrong token"])
+def test_a_master_that_refuses_the_token_is_a_setup_error_saying_where_the_token_is(stand_in, tmp_path, token):
+    api, url = stand_in(token="t0ken")
+    m = master.LocustMaster(master.DirectHttp(url, token), tmp_path / "locust.log", "kubectl -n team-a get secret demo-liveness-lab-ui ...")
+    with pytest.raises(exits.SetupError) as e:
+        master.ClusterLocust(m, tmp_path, 10).prepare()
+    assert "refused the run" in e.value.message and "HTTP 401" in e.value.message
+    assert "get secret demo-liveness-lab-ui" in e.value.fix and "LIVENESS_LAB_UI_TOKEN" in e.value.fix
+    assert [c for c in api.calls if c[0] == "POST"] == []  # nothing was started, stopped or reset
+
+
+def test_the_token_is_the_releases_secret_unless_given(tmp_path):
+    """release_master: LIVENESS_LAB_UI_TOKEN when set, else the Secret <release>-ui read with the run's
+    credentials; none when the release has no Secret (an older release: its UI is open)."""
+    import base64
+
+    class WithSecret(Cluster):
+        secret = {"data": {"token": base64.b64encode(b"from-the-secret").decode()}}
+
+        def ui_token(self):
+            return ui_token.from_secret(self.secret)
+
+    cluster = WithSecret(namespace="team-a", release="demo")
+    environ = {"LIVENESS_LAB_LOCUST_UI": "http://127.0.0.1:9"}
+    assert swarm.release_master(cluster, environ).transport.token == "from-the-secret"
+    assert swarm.release_master(cluster, {**environ, "LIVENESS_LAB_UI_TOKEN": "given"}).transport.token == "given"
+    cluster.secret = None
+    proxied = swarm.release_master(cluster, {})
+    assert isinstance(proxied.transport, master.ServiceProxy) and proxied.transport.token is None
+    assert ui_token.secret_name("demo") == "demo-liveness-lab-ui" and ui_token.secret_name("liveness-lab") == "liveness-lab-ui"
 
 
 # --- the data: what the report reads --------------------------------------------------------------------

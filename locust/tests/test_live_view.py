@@ -20,10 +20,12 @@ from conftest import (
     LIVE_WEB_UI_PORT,
     LOCUST_DIR,
     REPLAY_WEB_UI_PORT,
+    UI_TOKEN,
     closed_port_kubeconfig,
     pods_tab_page,
     run_env,
     stop,
+    use_token,
     wait_http,
     web_post,
     web_read,
@@ -33,7 +35,7 @@ from locust.env import Environment
 from recorded_events import events_listed, pods_listed, timeline
 from test_pods_tab import StubKube
 
-from liveness_lab.base import style
+from liveness_lab.base import style, ui_token
 from liveness_lab.base.kube import parse_time
 from liveness_lab.base.variants import request_name
 from liveness_lab.locust_ext import live_view, pods_tab
@@ -291,11 +293,13 @@ def test_a_new_swarm_starts_the_history_again(live):
 # --- The tab in headless Chromium, on a local Locust swarming the real service jar ---
 
 
-def local_locust(services, tmp_path, port, locustfile, workers=0, **extra_env):
+def local_locust(services, tmp_path, port, locustfile, workers=0, token=UI_TOKEN, **extra_env):
     """A host Locust (LOCUSTFILE) serving the web UI bundle (webui/dist, built by scripts/test-locust.sh) on
     127.0.0.1:PORT, the blocking and reactive instances as its targets, its Kubernetes API a closed
     loopback port, EXTRA_ENV added to its environment. With WORKERS, a master and that many workers on
-    loopback, as the chart runs it (the web UI then has its Workers tab), else one local runner. Yields its URL."""
+    loopback, as the chart runs it (the web UI then has its Workers tab), else one local runner. With TOKEN
+    (the suite's, by default) its web UI requires it, as the chart's master does, and the suite's clients
+    send it (conftest.use_token); None: open, as Locust on the host is. Yields its URL."""
     if not (LOCUST_DIR / "webui/dist/index.html").is_file():
         pytest.fail("locust/webui/dist is not built: run scripts/build-webui.sh (scripts/test-locust.sh does)")
     env = run_env(
@@ -303,6 +307,7 @@ def local_locust(services, tmp_path, port, locustfile, workers=0, **extra_env):
         KUBECONFIG=str(closed_port_kubeconfig(tmp_path / "kubeconfig")),
         LIVENESS_LAB_PODS_REFRESH="1",
         LIVENESS_LAB_LIVE_REFRESH="1",
+        **({ui_token.TOKEN_ENV: token} if token else {}),
         **extra_env,
     )
     env.pop("KUBERNETES_SERVICE_HOST", None)
@@ -314,6 +319,7 @@ def local_locust(services, tmp_path, port, locustfile, workers=0, **extra_env):
         cmd += ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port)]
     procs.append(subprocess.Popen(cmd, cwd=LOCUST_DIR, env=env, stdout=log, stderr=subprocess.STDOUT))
     web_ui = f"http://127.0.0.1:{port}"
+    use_token(web_ui, token)
     try:
         wait_http(web_ui + "/", 60, procs[0])
         for i in range(workers):
@@ -337,6 +343,7 @@ def local_locust(services, tmp_path, port, locustfile, workers=0, **extra_env):
     finally:
         for proc in reversed(procs):
             stop(proc)
+        use_token(web_ui, None)
         drained(services["blocking"])
 
 

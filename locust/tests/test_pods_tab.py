@@ -74,7 +74,8 @@ def test_an_unreachable_api_becomes_a_row_not_an_exception():
 @pytest.fixture
 def locust_web_ui(services, tmp_path):
     """A host Locust with its web UI on 127.0.0.1, swarming the reactive instance, its Kubernetes API a
-    closed loopback port."""
+    closed loopback port; no LIVENESS_LAB_UI_TOKEN: its UI is open, as `locust -f locustfile.py` on the host
+    is (the other browser tests' Locust requires a token, as the chart's master does)."""
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: nowhere\n"

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import LIVE_WEB_UI_PORT, pods_tab_page, web_post, web_read
+from conftest import LIVE_WEB_UI_PORT, auth_headers, pods_tab_page, web_post, web_read
 from test_live_view import local_locust
 
 CLASSES = ["BlockingUser", "ReactiveUser", "PlantedFailureUser"]
@@ -110,7 +110,7 @@ def test_every_stock_tab_shows_the_servers_data(stock_web_ui):
         page.get_by_role("tab", name="Download Data").click()
         link = page.get_by_role("link", name="Download requests CSV")
         href = urllib.request.urljoin(web_ui + "/", link.get_attribute("href"))
-        with urllib.request.urlopen(href, timeout=10) as r:
+        with urllib.request.urlopen(urllib.request.Request(href, headers=auth_headers(href)), timeout=10) as r:
             assert "blocking /api/work" in r.read().decode()
 
         # Logs: a line of the server's /logs.

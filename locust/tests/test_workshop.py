@@ -16,6 +16,7 @@ from recorded_release import RecordedApi, release_deployments, starting_containe
 
 from liveness_lab.base import scenario
 from liveness_lab.base.kube import parse_time
+from liveness_lab.locust_ext import ui_auth
 from liveness_lab.workshop import change, check, course, tab
 from liveness_lab.workshop.check import Release
 from liveness_lab.workshop.cluster import ApiError
@@ -431,6 +432,7 @@ def client(monkeypatch):
     environment = Environment(user_classes=[Nobody])
     environment.create_local_runner()
     environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
+    ui_auth.install(environment, token="")  # the Origin check every route of the web UI has (no token: open)
     w = tab.install(environment)
     w._greenlet.kill()
     w.tick()
@@ -468,6 +470,56 @@ def test_bad_requests_get_a_problem_json_with_their_status(client, path, kwargs,
     response = c.post(path, **kwargs)
     assert response.status_code == status and response.mimetype == "application/problem+json"
     assert detail in response.get_json()["detail"]
+
+
+def refuse_writes(api, monkeypatch, status, then_read=None):
+    """API's progress writes answer STATUS from now on; THEN_READ, when given, is what re-reading it raises."""
+
+    def write(data, resource_version):
+        raise ApiError(f"writing ConfigMap liveness-lab-workshop in namespace liveness-lab: {status} Refused", status)
+
+    monkeypatch.setattr(api, "write_progress", write)
+    if then_read is not None:
+
+        def read():
+            raise then_read
+
+        monkeypatch.setattr(api, "read_progress", read)
+
+
+@pytest.mark.parametrize(
+    "path, status, then_read, answer, title",
+    [
+        ("/liveness-lab/workshop/steps/tcp-probe/hint", 403, None, 503, "Progress not saved"),
+        ("/liveness-lab/workshop/steps/tcp-probe/select", 500, None, 503, "Progress not saved"),
+        # Someone else wrote it, and again after the master re-read it: the master does not overwrite them.
+        ("/liveness-lab/workshop/steps/tcp-probe/solution", 409, None, 409, "Progress changed elsewhere"),
+        # The re-read after a conflict fails: that used to escape as a 500.
+        ("/liveness-lab/workshop/reset", 409, ApiError("reading ConfigMap: connection refused"), 503, "Progress not saved"),
+    ],
+)
+def test_an_action_whose_progress_the_api_refuses_to_keep_is_a_problem_not_a_500(
+    client, monkeypatch, path, status, then_read, answer, title
+):
+    c, w = client
+    refuse_writes(w.api, monkeypatch, status, then_read)
+    response = c.post(path)
+    assert response.status_code == answer and response.mimetype == "application/problem+json", response.get_data(as_text=True)
+    body = response.get_json()
+    assert body["title"] == title and "progress not saved" in body["detail"] and "liveness-lab-workshop" in body["detail"]
+    # The tab says it too, and keeps answering.
+    store = c.get("/liveness-lab/workshop").get_json()["store"]
+    assert not store["ok"] and "progress not saved" in store["error"]
+
+
+def test_a_skip_whose_progress_is_not_kept_says_the_change_was_applied(client, monkeypatch):
+    c, w = client
+    refuse_writes(w.api, monkeypatch, 403)
+    response = c.post("/liveness-lab/workshop/steps/tcp-probe/skip")
+    assert response.status_code == 503
+    detail = response.get_json()["detail"]
+    assert detail.startswith("the change was applied (applied to blocking") and "but progress not saved" in detail
+    assert ("set_container", "blocking") in w.api.calls
 
 
 def test_the_start_form_proposes_the_demos_load(monkeypatch):

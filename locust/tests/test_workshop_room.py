@@ -101,9 +101,75 @@ def test_a_progress_of_every_step_done_counts_as_done(room_list):
     assert room.render(room.rows_of(finished), now=now).splitlines()[-1] == "1 release, 1 with every step done"
 
 
-def test_an_unreadable_progress_is_said_not_a_crash():
-    rows = room.rows_of({"items": [configmap("ws-x", {"progress.json": "{not json"})]})
-    assert rows[0].done is None and "has not written" in rows[0].reason
+def test_a_malformed_and_a_forged_configmap_among_good_ones_are_marked_bad_and_every_good_line_prints(room_list):
+    """Anyone who may edit a namespace may write its ConfigMap: one that is not JSON, one naming a step the
+    workshop does not have, one counting more steps done than there are, and one whose texts carry terminal
+    escapes, among the four good ones. Each good line prints as before, each bad one is a line saying what
+    is wrong, and no control character reaches the screen."""
+    listed, now = room_list
+    alice = json.loads(next(c for c in listed["items"] if c["metadata"]["namespace"] == "ws-alice")["data"]["progress.json"])
+    forged = {**alice, "current": "rm -rf /\x1b[2J", "currentTitle": "Gone"}
+    beyond = {**alice, "done": 9, "total": 7}
+    escaping = {
+        **alice,
+        "currentTitle": "Try a TCP\x1b]0;pwned\x07 liveness probe",
+        "last": {**alice["last"], "state": "change\x1b[5m", "reason": "\x1b[31mred\x1b[0m\rline\nbreak\u202eevil\x07"},
+    }
+    bad = [
+        configmap("ws-mallory", {"progress.json": "{not json"}),
+        configmap("ws-forger", {"progress.json": json.dumps(forged)}),
+        configmap("ws-counter", {"progress.json": json.dumps(beyond)}),
+    ]
+    items = [*listed["items"], *bad, configmap("ws-esc", {"progress.json": json.dumps(escaping)})]
+    rows = {r.namespace: r for r in room.rows_of({"items": items})}
+
+    assert [rows[r.namespace] for r in room.rows_of(listed)] == room.rows_of(listed)  # the good lines, as they were
+    assert rows["ws-mallory"].state == "bad" and "progress.json is not JSON" in rows["ws-mallory"].problem
+    assert rows["ws-forger"].state == "bad" and "is none of this workshop's (baseline, tcp-probe" in rows["ws-forger"].problem
+    assert "\x1b" not in rows["ws-forger"].problem
+    assert rows["ws-counter"].state == "bad" and rows["ws-counter"].problem == "it counts 9 steps done of 7"
+    esc = rows["ws-esc"]
+    assert (esc.state, esc.step, esc.problem) == ("change", "tcp-probe (Try a TCP liveness probe)", None)
+    assert esc.reason == "red line breakevil"
+
+    table = room.render(room.rows_of({"items": items}), now=now)
+    assert all(c.isprintable() for line in table.splitlines() for c in line), [
+        line for line in table.splitlines() if not line.isprintable()
+    ]
+    line = {t.split()[0]: t for t in table.splitlines()[1:-1]}
+    assert "bad: unreadable progress: progress.json is not JSON" in line["ws-mallory"]
+    assert "1/7" in line["ws-alice"] and "0/7" in line["ws-bob"]
+    assert table.splitlines()[-1] == "8 releases, 0 with every step done, 3 marked bad"
+    out = json.loads(room.to_json(room.rows_of({"items": items})))
+    assert {r["namespace"]: r["problem"] is not None for r in out}["ws-counter"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "[]",
+        "null",
+        '"text"',
+        '{"current": "baseline", "done": "1", "total": 7}',
+        '{"current": "baseline", "done": true, "total": 7}',
+        '{"current": "baseline", "done": 1, "total": 6}',
+        '{"current": "baseline", "done": 0, "total": 7, "last": "x"}',
+        '{"current": ["baseline"], "done": 0, "total": 7}',
+    ],
+)
+def test_no_progress_crashes_the_table(room_list, data):
+    listed, now = room_list
+    rows = room.rows_of({"items": [*listed["items"], configmap("ws-x", {"progress.json": data})]})
+    assert len(rows) == 5 and next(r for r in rows if r.namespace == "ws-x").state == "bad"
+    assert room.render(rows, now=now).splitlines()[-1].endswith("1 marked bad")
+
+
+def test_a_progress_with_a_strange_time_still_prints():
+    """A time that is not a number (or none) shows as "-", the rest of the line as it is."""
+    progress = {"current": "baseline", "done": 0, "total": 7, "last": {"state": "waiting", "reason": "ok", "t": "soon"}}
+    (row,) = room.rows_of({"items": [configmap("ws-x", {"progress.json": json.dumps(progress)})]})
+    assert (row.state, row.written, row.problem) == ("waiting", None, None)
+    assert "ws-x" in room.render([row], now=0.0)
 
 
 def test_the_command_prints_the_table_or_says_why_not(room_list, monkeypatch, capsys):

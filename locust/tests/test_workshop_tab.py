@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS, REPLAY_WEB_UI_PORT, web_read
+from conftest import CHROMIUM, CHROMIUM_ARGS, REPLAY_WEB_UI_PORT, login_url, web_read
 from test_live_view import local_locust
 
 # The recorded run's Locust started 9.7 s after the replay's zero (replay_locustfile.RECORDED_START): so
@@ -54,7 +54,7 @@ def test_a_participant_walks_step_1_and_skips_and_resets_step_2(workshop_web_ui,
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1100})
-            page.goto(web_ui + "/", timeout=30000)
+            page.goto(login_url(web_ui), timeout=30000)  # the link with the token, as cluster-up prints it
             # Before any swarm Locust shows only its start form: the step is above it, the form proposes the load.
             page.get_by_test_id("workshop-banner").filter(has_text="Workshop step 1 of 7 (0 done): Blocking is killed").wait_for(
                 timeout=20000

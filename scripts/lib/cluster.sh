@@ -244,14 +244,16 @@ cluster_values() { echo --set locust.kubeletProbeMetrics.enabled=true; }
 
 # release_up_to_date: the deployed release is what the chart renders now with the values it was given (a
 # user's own `--set stack=servlet`, a workshop step's) and cluster-up's. Helm stores the manifest it
-# applied (without hooks); `helm template` renders the same text from the same chart and values: the
-# chart reads nothing from the cluster (its one `lookup` is in NOTES.txt) and no release counter.
+# applied (without hooks); `helm template` renders the same text from the same chart and values. The
+# chart reads one thing from the cluster into its objects: the web UI's token, kept in its Secret
+# (`lookup`, liveness-lab.uiToken), so the rendering asks the cluster (--dry-run=server, Helm >= 3.13 and
+# 4); without it every rendering would make a new token and never match.
 release_up_to_date() {
   local deployed planned
   release_deployed || return 1
   # shellcheck disable=SC2046
   deployed=$(helm get manifest "$LL_RELEASE" $(helm_flags)) &&
-    planned=$(helm template "$LL_RELEASE" "$LL_ROOT/chart" --namespace "$LL_NAMESPACE" --is-upgrade --skip-tests \
+    planned=$(helm template "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) --dry-run=server --is-upgrade --skip-tests \
       -f <(helm get values "$LL_RELEASE" $(helm_flags) -o yaml) $(cluster_values)) &&
     [ "$deployed" = "$planned" ]
 }

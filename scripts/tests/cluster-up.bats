@@ -217,16 +217,17 @@ plan() {
 }
 
 # next_steps TOOL...: cluster-up's closing lines (print_next_steps) where the user's own PATH finds only
-# the TOOLs named; the others are this run's, under $LL_TOOLS/bin (no cluster: kube answers nothing).
+# the TOOLs named; the others are this run's, under $LL_TOOLS/bin (no cluster: kube answers nothing, but
+# $TOKEN when it is asked for Secrets, as the release's web UI Secret would).
 next_steps() {
   local copy=$BATS_TEST_TMPDIR/copy f
   mkdir -p "$copy/scripts"
   for f in lib libexec versions.env; do ln -sfn "$ROOT/scripts/$f" "$copy/scripts/$f"; done
   sed '$d' "$ROOT/scripts/cluster-up.sh" >"$copy/scripts/cluster-up.sh" # all but its last line, `main "$@"`
   # shellcheck disable=SC2016 # the script below is expanded by the inner bash, which sources the copy
-  OWN=" $* " "$BASH" -c '. "$1"
+  TOKEN=${TOKEN:-} OWN=" $* " "$BASH" -c '. "$1"
     print_tool() { case $OWN in *" $1 "*) echo "$1" ;; *) echo "/tools/bin/$1" ;; esac; }
-    kube() { :; }
+    kube() { case " $* " in *" secrets "*) printf %s "$TOKEN" ;; esac; }
     LL_START=$(ll_now) LL_TOOLS=/tools LL_KUBE_CONTEXT=kind-liveness-lab LL_NAMESPACE=liveness-lab LL_RELEASE=liveness-lab
     print_next_steps' _ "$copy/scripts/cluster-up.sh"
 }
@@ -239,4 +240,13 @@ next_steps() {
   run next_steps kubectl helm
   assert_success
   refute_output --partial "of this run are in"
+}
+
+@test "the closing lines link the web UI with the release's token, read from its Secret, and plainly without one" {
+  TOKEN=s3cr3t-T0ken run next_steps kubectl helm
+  assert_success
+  assert_line "  Locust web UI:      http://127.0.0.1:8089/?token=s3cr3t-T0ken"
+  run next_steps kubectl helm
+  assert_success
+  assert_line "  Locust web UI:      http://127.0.0.1:8089"
 }

@@ -9,6 +9,11 @@ Where the master answers (``Transport``):
   credentials: works on any cluster the context reaches, NodePorts or not (the default);
 - ``DirectHttp``: a URL, ``LIVENESS_LAB_LOCUST_UI`` (e.g. http://127.0.0.1:8089, kind's port mapping).
 
+Either way with the release's token (``base/ui_token.py``: the Secret ``<release>-ui``, or
+``LIVENESS_LAB_UI_TOKEN``), without which the master answers 401: ``Authorization: Bearer`` straight to the
+master; ``X-Liveness-Lab-Token`` through the service proxy, whose API server keeps the Authorization header
+(the kubeconfig's own credential) for itself.
+
 The run (``ClusterLocust``), with the same data as the host's
 ``locust --headless --csv --csv-full-history`` and DemoShape:
 
@@ -36,6 +41,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from liveness_lab.base import ui_token
 from liveness_lab.base.console import LOG
 from liveness_lab.base.exits import SetupError
 
@@ -74,11 +80,22 @@ class MasterUnavailable(Exception):
     """The master did not answer (no Service, no endpoint, the API server refused, a timeout)."""
 
 
-class DirectHttp:
-    """The master's web UI at a URL."""
+class MasterRefused(MasterUnavailable):
+    """The master answered 401: no token, or not its release's."""
 
-    def __init__(self, url: str):
+
+def refused(what: str, status: int, token: str | None) -> MasterUnavailable:
+    if status != 401:
+        return MasterUnavailable(f"{what}: HTTP {status}")
+    return MasterRefused(f"{what}: HTTP 401, the master {'refused the token sent' if token else 'requires its release token'}")
+
+
+class DirectHttp:
+    """The master's web UI at a URL, with its token as a Bearer header (none: an open UI)."""
+
+    def __init__(self, url: str, token: str | None = None):
         self.url = url.rstrip("/")
+        self.token = token
 
     def __str__(self) -> str:
         return self.url
@@ -86,22 +103,23 @@ class DirectHttp:
     def request(self, method: str, path: str, query: dict | None = None, form: list | None = None, timeout: float = 10) -> Reply:
         url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
         data = urllib.parse.urlencode(form or []).encode() if method == "POST" else None
-        req = urllib.request.Request(url, data=data, method=method)
+        req = urllib.request.Request(url, data=data, method=method, headers=ui_token.bearer(self.token))
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
                 return Reply(r.status, {k.lower(): v for k, v in r.headers.items()}, r.read())
         except urllib.error.HTTPError as e:
-            raise MasterUnavailable(f"{method} {url}: HTTP {e.code}") from e
+            raise refused(f"{method} {url}", e.code, self.token) from e
         except (OSError, urllib.error.URLError) as e:
             raise MasterUnavailable(f"{method} {url}: {getattr(e, 'reason', e)}") from e
 
 
 class ServiceProxy:
     """The master's web UI through the API server's service proxy (the Python client's ApiClient, so the
-    kubeconfig's credentials and CA)."""
+    kubeconfig's credentials and CA), with its token in X-Liveness-Lab-Token."""
 
-    def __init__(self, api_client, namespace: str, service: str, port: str = "web", context: str = ""):
+    def __init__(self, api_client, namespace: str, service: str, port: str = "web", context: str = "", token: str | None = None):
         self.api_client, self.namespace, self.service, self.port, self.context = api_client, namespace, service, port, context
+        self.token = token
 
     def __str__(self) -> str:
         return f"service {self.service} in {self.namespace} (through the API server{', context ' + self.context if self.context else ''})"
@@ -110,7 +128,7 @@ class ServiceProxy:
         return f"/api/v1/namespaces/{self.namespace}/services/{self.service}:{self.port}/proxy"
 
     def request(self, method: str, path: str, query: dict | None = None, form: list | None = None, timeout: float = 10) -> Reply:
-        headers = {"Accept": "*/*"}
+        headers = {"Accept": "*/*", **ui_token.proxied(self.token)}
         if method == "POST":
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         try:
@@ -129,6 +147,8 @@ class ServiceProxy:
         except Exception as e:  # urllib3's errors: no server, a timeout, TLS
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise MasterUnavailable(f"{method} {path} on {self}: {first}") from e
+        if resp.status == 401 and ui_token.REALM in (resp.headers.get("WWW-Authenticate") or ""):  # the master's, not the API server's
+            raise refused(f"{method} {path} on {self}", 401, self.token)
         if resp.status >= 400:  # 404: no such Service; 503: no Ready endpoint behind it
             raise MasterUnavailable(f"{method} {path} on {self}: HTTP {resp.status} {data[:120].decode('utf-8', 'replace').strip()}")
         return Reply(resp.status, {k.lower(): v for k, v in resp.headers.items()}, data)
@@ -146,10 +166,11 @@ class MasterStatus:
 
 
 class LocustMaster:
-    """The REST calls a scripted run makes, each logged to LOG_PATH when set."""
+    """The REST calls a scripted run makes, each logged to LOG_PATH when set. TOKEN_HINT: the command that
+    prints the release's token, for the message when the master refuses it."""
 
-    def __init__(self, transport, log_path: Path | None = None):
-        self.transport, self.log_path = transport, log_path
+    def __init__(self, transport, log_path: Path | None = None, token_hint: str = "kubectl get secret <release>-ui"):
+        self.transport, self.log_path, self.token_hint = transport, log_path, token_hint
 
     def __str__(self) -> str:
         return str(self.transport)
@@ -173,10 +194,17 @@ class LocustMaster:
         return reply
 
     def status(self) -> MasterStatus | None:
-        """The runner's state, users and connected workers; None when nothing answers."""
+        """The runner's state, users and connected workers; None when nothing answers. A master that
+        refuses the token is a set-up error (SetupError) saying where the token comes from."""
         try:
             d = self.call("GET", "/stats/requests", timeout=5).json()
             return MasterStatus(str(d["state"]), d.get("user_count", "?"), d.get("worker_count"))
+        except MasterRefused as e:
+            raise SetupError(
+                f"the release's Locust master refused the run ({e})",
+                f"the token is the Secret's (`{self.token_hint}`); set LIVENESS_LAB_UI_TOKEN to it when your credentials may not read "
+                "Secrets; a release installed before the chart made one: helm upgrade it",
+            ) from e
         except (MasterUnavailable, ValueError, KeyError, TypeError):
             return None
 

@@ -1,7 +1,8 @@
 """A scripted run is the only load: the in-cluster Locust (the release's master through the API server's
 service proxy, ``locust_master.py``; or its web UI at ``LIVENESS_LAB_LOCUST_UI`` when set, e.g.
-http://127.0.0.1:8089 on kind's port mapping) is not swarming, and the variants' pods have no request in
-flight (their own ``demo_requests_in_flight``, read through the API server's pod proxy).
+http://127.0.0.1:8089 on kind's port mapping; with the release's token either way) is not swarming, and
+the variants' pods have no request in flight (their own ``demo_requests_in_flight``, read through the API
+server's pod proxy).
 """
 
 import json
@@ -11,6 +12,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
+from liveness_lab.base import ui_token
 from liveness_lab.base.console import LOG
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.kube import Kube, KubeUnavailable, pod_record
@@ -44,18 +46,35 @@ def locust_ui_service(services: dict | None, release: str) -> str:
     return f"{fullname(release)}-locust-ui"
 
 
+def master_token(api, environ=os.environ) -> str | None:
+    """The token of the release's web UI: LIVENESS_LAB_UI_TOKEN when set, else its Secret, read with the
+    run's credentials (None: no Secret, an open UI; or not readable: said, and the master will say 401)."""
+    given = (environ.get(ui_token.TOKEN_ENV) or "").strip()
+    if given:
+        return given
+    try:
+        return api.ui_token()
+    except Exception as e:  # noqa: BLE001 - the master's 401 then says what to do
+        LOG.warning("the release's web UI token is not readable (%s): set %s to it", e, ui_token.TOKEN_ENV)
+        return None
+
+
 def release_master(api, environ=os.environ, log_path=None):
-    """The release's Locust master: at LIVENESS_LAB_LOCUST_UI when set, else through the API server's
-    service proxy (its web UI Service, port web: locust_ui_service) of API (release.ClusterApi)."""
+    """The release's Locust master, with its token (master_token): at LIVENESS_LAB_LOCUST_UI when set, else
+    through the API server's service proxy (its web UI Service, port web: locust_ui_service) of API
+    (release.ClusterApi)."""
     from .locust_master import DirectHttp, LocustMaster, ServiceProxy
 
+    token = master_token(api, environ)
+    hint = ui_token.kubectl_command(api.namespace, api.release)
     if (environ.get("LIVENESS_LAB_LOCUST_UI") or "").strip():
-        return LocustMaster(DirectHttp(locust_ui(environ)), log_path)
+        return LocustMaster(DirectHttp(locust_ui(environ), token), log_path, hint)
     try:
         services = api.services()
     except Exception:  # noqa: BLE001 - the proxy's own error names what does not answer
         services = None
-    return LocustMaster(ServiceProxy(api.api_client, api.namespace, locust_ui_service(services, api.release), "web", api.context), log_path)
+    proxy = ServiceProxy(api.api_client, api.namespace, locust_ui_service(services, api.release), "web", api.context, token)
+    return LocustMaster(proxy, log_path, hint)
 
 
 @dataclass(frozen=True)

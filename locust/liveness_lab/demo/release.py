@@ -13,7 +13,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from liveness_lab.base import coordinates
+from liveness_lab.base import coordinates, ui_token
 from liveness_lab.base.kube import parse_time  # noqa: F401  (named here for the tests)
 from liveness_lab.base.settle import settle_problems  # noqa: F401  (in base: the Locust master's workshop reads it too)
 from liveness_lab.base.variants import COMPONENT_LABEL, VARIANTS
@@ -111,6 +111,20 @@ class ClusterApi:
 
     def services(self) -> dict:
         return self._json(self._call("listing Services", self.core.list_namespaced_service, self.namespace, label_selector=self.selector))
+
+    def ui_token(self) -> str | None:
+        """The release's web UI token (base/ui_token.py: its Secret <release>-ui); None when the release has
+        none (a release from before the chart made one: its UI is open). ApiUnavailable when it cannot be
+        read (credentials that may not get Secrets)."""
+        name = ui_token.secret_name(self.release)
+        try:
+            secret = self.core.read_namespaced_secret(name, self.namespace, _request_timeout=self.timeout)
+        except Exception as e:
+            if getattr(e, "status", None) == 404:
+                return None
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ApiUnavailable(f"reading Secret {name} in namespace {self.namespace}: {first}") from e
+        return ui_token.from_secret(self._json(secret))
 
     def namespace_status(self) -> int | None:
         """The HTTP status of reading the namespace: None when it exists (200), 404 when not, 403 when the

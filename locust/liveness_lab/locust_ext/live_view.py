@@ -331,6 +331,7 @@ def install(environment, poller=None) -> LiveHistory | None:
     blueprint = Blueprint("liveness_lab_live", __name__)
 
     @blueprint.route("/liveness-lab/live")
+    @web_ui.auth_required_if_enabled
     def live_json():
         # Compact: the whole history goes to every open tab every refresh (an hour of two variants: 140 KiB).
         return Response(json.dumps(history.to_json(state=state()), separators=(",", ":")), mimetype="application/json")

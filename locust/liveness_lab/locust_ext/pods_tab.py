@@ -166,6 +166,7 @@ def install(environment, poller: PodsPoller | None = None) -> PodsPoller | None:
     blueprint = Blueprint("liveness_lab_pods", __name__)
 
     @blueprint.route("/liveness-lab/pods")
+    @web_ui.auth_required_if_enabled
     def pods_json():
         return jsonify({"namespace": poller.kube.namespace, "updated": poller.updated, "rows": poller.rows})
 

@@ -102,6 +102,7 @@ def install(environment) -> Ticks | None:
     blueprint = Blueprint("liveness_lab_stats_history", __name__)
 
     @blueprint.route(ROUTE)
+    @web_ui.auth_required_if_enabled
     def stats_history():
         try:
             after = int(float(request.args.get("after", "0")))

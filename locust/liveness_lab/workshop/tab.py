@@ -1,8 +1,10 @@
 """The Workshop tab's server side, in the Locust master: the steps, each step's self-check re-run every
 ``LIVENESS_LAB_WORKSHOP_REFRESH`` seconds (3), the participant's progress, and the tab's actions, on the
-web UI's own Flask app behind its own login (``--web-login`` when set).
+web UI's own Flask app behind its own login (``--web-login``: with the release's token every route needs
+it, ``locust_ext/ui_auth.py``).
 
-Routes (JSON; an error is ``application/problem+json`` with its status, never a 500):
+Routes (JSON; an error is ``application/problem+json`` with its status, never a 500; an action whose
+progress the API refused to keep answers 503, or 409 when someone else keeps writing it):
 
     GET  /liveness-lab/workshop                       the steps, the progress (done/total), the current check
     POST /liveness-lab/workshop/steps/<step>/select   show this step
@@ -15,8 +17,8 @@ Routes (JSON; an error is ``application/problem+json`` with its status, never a 
 
 Skip and Reset stop a running swarm first (new pods under load never settle, and the window would mix two
 releases), then set each variant's service container through the API (``cluster.WorkshopApi``: get and
-patch on the release's own Deployments). A POST from another origin (its ``Origin`` header names another
-host than the request's) is refused: Locust's app answers every origin (flask-cors), the tab's actions do not.
+patch on the release's own Deployments). A POST from a page of another origin is refused before it gets here
+(``ui_auth.refuse_other_origin``, for every route of the web UI).
 
 The data is the other tabs': the Pods poller's pods and events (no Kubernetes call of its own for them),
 the master's stats history (``locust_ext/stats_history.py``) and its runner's counts; the Deployments are
@@ -29,7 +31,6 @@ import json
 import logging
 import os
 import time
-from urllib.parse import urlsplit
 
 import gevent
 import gevent.lock
@@ -38,6 +39,7 @@ from liveness_lab.base import coordinates
 from liveness_lab.base.kube import KubeUnavailable
 from liveness_lab.base.settle import settle_problems
 from liveness_lab.base.variants import TABLE, user_class
+from liveness_lab.locust_ext.ui_auth import problem
 
 from .change import container_of, differences
 from .check import SETTLE_S, Release, Window, evaluate, expected_container
@@ -127,28 +129,47 @@ class Workshop:
             self.save(force=True)
         self.loaded = True
 
-    def save(self, force: bool = False, now: float | None = None) -> None:
+    def save(self, force: bool = False, now: float | None = None) -> ActionError | None:
+        """Writes the progress to the ConfigMap (at most every SAVE_EVERY_S unless FORCE). None when it was
+        kept (or there is no ConfigMap to keep it in: the tab says so); else what to answer an action with,
+        503 when the API refused or did not answer, 409 when someone else wrote it twice over (the store's
+        error says the same to the tab). Never raises: the periodic check calls it too."""
         now = time.time() if now is None else now
         if self._rv is None and self.store_error:
-            return  # no ConfigMap: kept in memory, and the tab says so
+            return None  # no ConfigMap: kept in memory, and the tab says so
         self.progress.updated = now
         body = self.progress.to_json(self.names, {s.name: s.title for s in self.steps})
         comparable = {k: v for k, v in body.items() if k != "updated"}
         if not force and (comparable == self._saved or now - self._saved_at < SAVE_EVERY_S):
-            return
+            return None
+        status = 503
         for attempt in (1, 2):
             try:
                 self._rv = self.api.write_progress(encode(body, self.start), self._rv)
                 self._saved, self._saved_at, self.store_error = comparable, now, None
-                return
+                return None
             except ApiError as e:
+                error = e
                 if e.status == 409 and attempt == 1:  # one master per release: what it holds wins
-                    found = self.api.read_progress()
+                    try:
+                        found = self.api.read_progress()
+                    except ApiError as again:
+                        error = again
+                        break
                     self._rv = found[1] if found else None
                     continue
-                self.store_error = f"progress not saved: {e}"
-                log.warning("workshop: %s", self.store_error)
-                return
+                status = 409 if e.status == 409 else 503
+                break
+        self.store_error = f"progress not saved: {error}"
+        log.warning("workshop: %s", self.store_error)
+        title = "Progress changed elsewhere" if status == 409 else "Progress not saved"
+        return ActionError(status, title, f"{self.store_error} (ConfigMap {progress_name(self.api.release)})")
+
+    def save_or_refuse(self, now: float, done: str = "") -> None:
+        """An action's save: a refused one is the action's answer (ActionError), saying what DONE already did."""
+        refused = self.save(force=True, now=now)
+        if refused is not None:
+            raise ActionError(refused.status, refused.title, f"{done}; but {refused.detail}" if done else refused.detail)
 
     # --- the swarm: the window a check judges ---
 
@@ -344,7 +365,7 @@ class Workshop:
                     + "start a swarm once the check says the release has settled"
                 )
                 log.info("workshop: skip %s: %s", name, message)
-            self.save(force=True, now=now)
+            self.save_or_refuse(now, message and f"the change was applied ({message})")
         if action == "skip":
             self.check_now()
         return {"ok": True, "message": message}
@@ -357,7 +378,7 @@ class Workshop:
             stopped = self.stop_swarm()
             changed = self._set_containers(dict(self.start))
             self.progress.resets += 1
-            self.save(force=True, now=now)
+            self.save_or_refuse(now, f"{', '.join(changed)} set back to how the workshop started" if changed else "")
         message = (
             f"{', '.join(changed)} set back to how the workshop started: the release is rolling out"
             if changed
@@ -428,22 +449,6 @@ class _Fill(dict):
         return "{" + key + "}"
 
 
-def problem(status: int, title: str, detail: str):
-    from flask import Response
-
-    return Response(
-        json.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail}),
-        status=status,
-        mimetype="application/problem+json",
-    )
-
-
-def other_origin(request) -> bool:
-    """A browser's POST from a page of another origin (its Origin header names another host:port)."""
-    origin = request.headers.get("Origin")
-    return bool(origin) and origin != "null" and urlsplit(origin).netloc != request.host
-
-
 # Replaced in tests/replay_locustfile.py: the recorded release instead of the API.
 Api = WorkshopApi
 
@@ -491,6 +496,9 @@ def install(environment, poller=None, ticks=None) -> Workshop | None:
             return Response(json.dumps(fn(), separators=(",", ":")), mimetype="application/json")
         except ActionError as e:
             return problem(e.status, e.title, e.detail)
+        except Exception as e:  # a bug: said as one (with --web-login, Locust's guard would answer it 200 as text)
+            log.exception("workshop: %s %s failed", request.method, request.path)
+            return problem(500, "The workshop failed", f"{type(e).__name__}: {e}")
 
     @blueprint.route("/liveness-lab/workshop")
     @guard
@@ -505,8 +513,6 @@ def install(environment, poller=None, ticks=None) -> Workshop | None:
     @blueprint.route("/liveness-lab/workshop/steps/<name>/<action>", methods=["POST"])
     @guard
     def act(name, action):
-        if other_origin(request):
-            return problem(403, "Other origin", f"a request from {request.headers.get('Origin')} may not act on this workshop")
         body = None
         if action == "predict":
             body = request.get_json(silent=True)
@@ -517,8 +523,6 @@ def install(environment, poller=None, ticks=None) -> Workshop | None:
     @blueprint.route("/liveness-lab/workshop/reset", methods=["POST"])
     @guard
     def reset():
-        if other_origin(request):
-            return problem(403, "Other origin", f"a request from {request.headers.get('Origin')} may not act on this workshop")
         return answer(workshop.reset)
 
     web_ui.app.register_blueprint(blueprint)

@@ -24,6 +24,9 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import use_token
+
+from liveness_lab.base import ui_token
 
 from . import kind
 
@@ -114,14 +117,26 @@ def up_args(request) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def web_ui(cluster) -> str:
+def web_ui_token(cluster) -> str:
+    """The release's web UI token, from the Secret the chart made (<release>-ui, key token)."""
+    secret = kind.kubectl_json("-n", kind.NAMESPACE, "get", "secret", ui_token.secret_name(kind.RELEASE))
+    token = ui_token.from_secret(secret)
+    assert token, f"Secret {ui_token.secret_name(kind.RELEASE)} holds no token: {sorted(secret.get('data') or {})}"
+    return token
+
+
+@pytest.fixture(scope="session")
+def web_ui(cluster, web_ui_token) -> str:
     """The in-cluster Locust master's web UI on 127.0.0.1: its NodePort (chart/values.yaml) through
-    kind-config.yaml's mapping (http://127.0.0.1:8089)."""
+    kind-config.yaml's mapping (http://127.0.0.1:8089). Every route needs the release's token: the suite's
+    clients send it (conftest.use_token: web_read, web_post, the browser's first page is the link)."""
     node_port = kind.chart_node_ports().get("locust")
     assert node_port, "chart/values.yaml does not expose Locust on a NodePort (locust.enabled, nodePorts.enabled)"
     port = kind.host_port(node_port)
     assert port, f"Locust's NodePort {node_port} is not mapped in kind-config.yaml"
-    return f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}"
+    use_token(url, web_ui_token)
+    return url
 
 
 @pytest.fixture(scope="session")

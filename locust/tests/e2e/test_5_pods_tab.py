@@ -4,19 +4,12 @@ headless Chromium compared with the pods the Kubernetes API lists, the swarm sto
 pods-tab-live.png, stays in the logs folder."""
 
 import time
-import urllib.parse
-import urllib.request
 
 import playwright.sync_api  # noqa: F401  (missing: a collection error, never a skip)
 from conftest import pods_tab_page
+from conftest import web_post as post
 
 from liveness_lab.base.kube import Kube, pod_record
-
-
-def post(web_ui, path, **form):
-    data = urllib.parse.urlencode(form, doseq=True).encode()
-    with urllib.request.urlopen(urllib.request.Request(web_ui + path, data=data), timeout=10) as r:
-        return r.status
 
 
 def test_the_pods_tab_shows_the_restart_counts_of_the_live_cluster(web_ui, screenshots):

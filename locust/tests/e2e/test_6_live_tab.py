@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS, web_post, web_read
+from conftest import CHROMIUM, CHROMIUM_ARGS, auth_headers, login_url, web_post, web_read
 
 USERS_PER_VARIANT = 20
 RATE_PER_USER = 1.0
@@ -51,7 +51,7 @@ def prerequisites(web_ui):
     if not {"blocking", "reactive"} <= variants:
         pytest.fail(f"the namespace {kube.namespace} has pods of {sorted(v for v in variants if v)}, not blocking and reactive")
     try:
-        with urllib.request.urlopen(web_ui + "/", timeout=10) as r:
+        with urllib.request.urlopen(urllib.request.Request(web_ui + "/", headers=auth_headers(web_ui)), timeout=10) as r:
             page = r.read().decode()
         live = web_read(web_ui, "/liveness-lab/live")
     except Exception as e:
@@ -115,7 +115,7 @@ def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
             try:
-                page.goto(web_ui + "/?tab=live", timeout=30000)
+                page.goto(login_url(web_ui, "/?tab=live"), timeout=30000)
                 page.get_by_role("tab", name="Live").click(timeout=30000)
                 for variant in ("blocking", "reactive"):
                     page.get_by_role("img", name=f"{variant} chart").wait_for(timeout=30000)

@@ -29,7 +29,7 @@ import os
 import subprocess
 import time
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, web_post, web_read
+from conftest import CHROMIUM, CHROMIUM_ARGS, login_url, web_post, web_read
 
 from liveness_lab.workshop.change import container_of, differences
 
@@ -107,7 +107,7 @@ def swarm(web_ui: str) -> float:
 
 
 def open_workshop_tab(page, web_ui: str) -> None:
-    page.goto(web_ui + "/", timeout=30000)
+    page.goto(login_url(web_ui), timeout=30000)  # the link with the token, as cluster-up prints it
     page.get_by_role("tab", name="Workshop").click(timeout=30000)
     page.get_by_test_id("workshop").wait_for(timeout=30000)
 
