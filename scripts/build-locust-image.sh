@@ -4,7 +4,10 @@
 # of locust/requirements.lock in /opt/venv. Skips the build when the image already holds the current
 # locust/ sources built on the same base. The web UI bundle is built in the Dockerfile's Node stage on
 # NODE_IMAGE (scripts/versions.env) when that image is here or can be pulled; otherwise on this machine
-# first (scripts/build-webui.sh: Node.js NODE_MIN_VERSION or newer, npm registry), and copied in.
+# first (scripts/build-webui.sh: Node.js NODE_MIN_VERSION or newer, npm registry), and copied in. The
+# image's helm (HELM_VERSION, which the master runs for the Workshop tab's Skip and Reset) is downloaded
+# by the Dockerfile's helm stage where get.helm.sh answers; otherwise built here with Go (the Linux CPU of
+# the Docker machine must be this machine's) and copied in.
 #
 # Usage: scripts/build-locust-image.sh [--base IMAGE] [--offline-wheels] [--force]
 #   --base IMAGE      base image (default: $BASE_IMAGE, else LOCUST_BASE_IMAGE from scripts/versions.env;
@@ -20,6 +23,8 @@ set -o errexit -o nounset -o pipefail
 . "$LL_ROOT/scripts/lib/venv.sh"
 # shellcheck source=lib/webui.sh
 . "$LL_ROOT/scripts/lib/webui.sh"
+# shellcheck source=lib/tools.sh
+. "$LL_ROOT/scripts/lib/tools.sh"
 
 base=${BASE_IMAGE:-$LOCUST_BASE_IMAGE}
 offline=
@@ -45,7 +50,7 @@ require_image base "$base" --base "$LOCAL_PYTHON_BASE_IMAGE"
 # The image is current when it was built from these exact sources onto this base: the label names both
 # (the sources hash, then the base's image ID). How pip got the wheels does not matter: their hashes
 # are the lock's either way.
-sources=$(ll_sources_hash locust)-$(image_id12 "$base")
+sources=$(ll_sources_hash locust)-$(image_id12 "$base")-helm-$HELM_VERSION
 image_up_to_date "$image" "$sources" "$force" && exit 0
 
 # The Node stage needs NODE_IMAGE; where no registry answers, the host builds the bundle and the stage
@@ -57,10 +62,35 @@ if ! docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 && ! docker pull "$NODE_
   webui=(--build-arg "NODE_IMAGE=$base" --build-arg WEBUI_PREBUILT=1)
 fi
 
+# image_helm: the pinned helm for the image in locust/.helm/, built here with Go (build_helm, cached under
+# the version) when the Docker machine is Linux on this machine's CPU; it fails otherwise (a Mac: the helm
+# stage must download it, as it can where a registry answers).
+image_helm() {
+  local dir=$LL_CACHE/helm-image-$HELM_VERSION arch
+  arch=$(docker info --format '{{.Architecture}}' 2>/dev/null) || return 1
+  [ "$(uname -s)" = Linux ] && [ "$arch" = "$(uname -m)" ] ||
+    die "get.helm.sh does not answer and the Docker machine ($arch) is not this machine's CPU: no helm for the image" \
+      "let the build reach get.helm.sh, or build the image on a Linux machine of that CPU"
+  if [ ! -x "$dir/helm" ]; then
+    ensure_go
+    build_helm "$dir"
+  fi
+  mkdir -p "$LL_ROOT/locust/.helm"
+  cp "$dir/helm" "$LL_ROOT/locust/.helm/helm"
+}
+
+helm=(--build-arg "HELM_VERSION=$HELM_VERSION")
+rm -rf "$LL_ROOT/locust/.helm"
+if ! url_answers "https://get.helm.sh/helm-$HELM_VERSION-linux-amd64.tar.gz.sha256sum"; then
+  log "get.helm.sh does not answer: building helm $HELM_VERSION for the image on this machine"
+  step locust-helm image_helm
+  helm+=(--build-arg HELM_PREBUILT=1)
+fi
+
 wheels=()
 if [ -n "$offline" ]; then
   step locust-wheels prepare_locust_wheels "$base"
   wheels=(--build-arg WHEELS=wheels)
 fi
-build_image docker-build-locust "$image" "$sources" --build-arg "BASE_IMAGE=$base" "${webui[@]}" \
+build_image docker-build-locust "$image" "$sources" --build-arg "BASE_IMAGE=$base" "${webui[@]}" "${helm[@]}" \
   ${wheels[@]+"${wheels[@]}"} "$LL_ROOT/locust"

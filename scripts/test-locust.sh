@@ -6,7 +6,8 @@
 # the Workshop tab on a replayed run, and every stock tab of the UI build against the pinned Locust.
 # Run by `scripts/test.sh locust`. Installs what it needs: the .venv from locust/requirements-dev.lock,
 # the service jar (Maven wrapper, when missing), Debian's chromium (driven by Playwright; no browser is
-# ever downloaded) and the web UI bundle (scripts/build-webui.sh: Node.js and the npm registry).
+# ever downloaded), the web UI bundle (scripts/build-webui.sh: Node.js and the npm registry) and helm (the
+# workshop's tests render the chart with it, as the Locust master does: scripts/lib/tools.sh).
 #
 # Usage: scripts/test-locust.sh [PYTEST-ARGS...]     e.g. -k pods_tab
 #
@@ -17,7 +18,7 @@
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
 set -o errexit -o nounset -o pipefail
 
-. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/venv.sh"; . "$LL_LIB/webui.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/venv.sh"; . "$LL_LIB/webui.sh"; . "$LL_LIB/tools.sh"
 
 # ensure_service_jar: the service's runnable jar, built with the Maven wrapper when it is not there.
 ensure_service_jar() {
@@ -34,6 +35,8 @@ main() {
     -h | --help) ll_usage; exit 0 ;;
   esac
   ensure_locust_venv dev
+  use_tools_bin
+  ensure_helm
   ensure_service_jar
   ensure_pkg chromium chromium
   # The web UI bundle with the Live tab: the local Locust of the tests serves it (locustfile.py).

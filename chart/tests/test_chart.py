@@ -229,16 +229,15 @@ def test_kind_config_maps_on_loopback_only_and_locust_ui_on_8089():
     assert (30089, 8089, "127.0.0.1") in MAPPINGS
 
 
-# The Workshop tab's steps (locust/liveness_lab/workshop/steps/): Skip sets a variant's service container to
-# the step's `change` applied to how it started (through the API, as the Locust master may: no helm in the
-# image); the participant's own route is the solution's `helm upgrade` with the step's `values`. Both must
-# run the same container. And a step judged by another variant of its lab scenario (the reactive, virtual
-# and servlet remedies run on the release's blocking Deployment) must run what the lab deployed for it.
+# The Workshop tab's steps (locust/liveness_lab/workshop/steps/): each is chart values, which Skip and the
+# shown command apply through Helm alike. A step judged by another variant of its lab scenario (the
+# reactive, virtual and servlet remedies run on the release's blocking Deployment) must run what the lab
+# deployed for it; and the master's Role must let its helm upgrade every kind the chart renders.
 sys.path.insert(0, str(REPO / "locust"))
 from liveness_lab.workshop import change as workshop_change  # noqa: E402
-from liveness_lab.workshop import steps as workshop_steps  # noqa: E402
+from liveness_lab.workshop import course as workshop_course  # noqa: E402
 
-WORKSHOP_STEPS = [s for s in workshop_steps.load_steps() if s.change]
+WORKSHOP_STEPS = [s for s in workshop_course.load_steps() if s.values]
 
 
 def variant_containers(tmp_path, values: dict) -> dict[str, dict]:
@@ -251,25 +250,44 @@ def variant_containers(tmp_path, values: dict) -> dict[str, dict]:
 
 
 @pytest.mark.parametrize("step", WORKSHOP_STEPS, ids=[s.name for s in WORKSHOP_STEPS])
-def test_a_workshop_steps_skip_runs_what_its_helm_upgrade_renders(tmp_path, step):
-    default = variant_containers(tmp_path, {})
+def test_a_workshop_step_runs_on_its_deployment_what_the_lab_deployed_for_the_variant_it_is_judged_as(tmp_path, step):
     upgraded = variant_containers(tmp_path, step.values)
-    assert set(upgraded) == set(default), "the step's values deploy other variants than the release's"
-    norm = workshop_change.normalize
-    for variant, container in default.items():
-        skipped = workshop_change.merge(container, step.change.get(variant, {}))
-        assert norm(upgraded[variant]) == norm(skipped), (variant, workshop_change.differences(upgraded[variant], skipped))
     lab = variant_containers(tmp_path, step.scenario.values)
+    norm = workshop_change.normalize
     for mine, theirs in step.judge.items():
         assert norm(upgraded[mine]) == norm(lab[theirs]), (mine, theirs, workshop_change.differences(lab[theirs], upgraded[mine]))
+    assert set(upgraded) == set(variant_containers(tmp_path, {})), "the step's values deploy other variants than the release's"
 
 
-def test_the_workshop_check_catches_a_skip_that_differs_from_the_helm_route(tmp_path):
-    step = next(s for s in WORKSHOP_STEPS if s.name == "raised-timeout")
-    default = variant_containers(tmp_path, {})
-    upgraded = variant_containers(tmp_path, step.values)
-    wrong = workshop_change.merge(default["blocking"], {"livenessProbe": {"periodSeconds": 10}})  # the timeout forgotten
-    assert workshop_change.differences(upgraded["blocking"], wrong) == [
-        "livenessProbe is httpGet http /livez, every 10 s, timeout 1 s, 3 failures "
-        "(this step's: httpGet http /livez, every 10 s, timeout 5 s, 3 failures)"
-    ]
+# Kind -> the resource a Role names (the chart's namespaced kinds; a new kind fails here until it is added).
+RESOURCES = {
+    "Deployment": ("apps", "deployments"),
+    "Service": ("", "services"),
+    "ServiceAccount": ("", "serviceaccounts"),
+    "ConfigMap": ("", "configmaps"),
+    "Secret": ("", "secrets"),
+    "Role": ("rbac.authorization.k8s.io", "roles"),
+    "RoleBinding": ("rbac.authorization.k8s.io", "rolebindings"),
+    "NetworkPolicy": ("networking.k8s.io", "networkpolicies"),
+    "PodDisruptionBudget": ("policy", "poddisruptionbudgets"),
+}
+CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
+
+
+def test_the_workshops_helm_may_upgrade_every_kind_the_chart_renders_in_its_namespace():
+    """Skip and Reset run `helm upgrade` as the master's service account: it reads every object of the
+    release and writes those that change, so the workshop's Role must cover each namespaced kind the chart
+    can render (everything on: every ci/ values file, all variants, the downstream)."""
+    docs = [d for f in CI_VALUES for d in yaml.safe_load_all(render("liveness-lab", "liveness-lab", "--values", f, "--skip-tests")) if d]
+    kinds = {d["kind"] for d in docs} - CLUSTER_SCOPED
+    role = next(d for d in yaml.safe_load_all(render()) if d and d["kind"] == "Role" and d["metadata"]["name"].endswith("workshop"))
+    granted = {
+        (g, r)
+        for rule in role["rules"]
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        if {"get", "patch", "create", "delete"} <= set(rule["verbs"])
+    }
+    assert kinds <= set(RESOURCES), f"a kind the workshop's Role was not checked for: {sorted(kinds - set(RESOURCES))}"
+    missing = sorted(k for k in kinds if RESOURCES[k] not in granted)
+    assert not missing, f"the workshop's Role does not let helm upgrade {missing}"

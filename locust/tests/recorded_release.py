@@ -7,38 +7,100 @@
 - ``window_of(run, step)``: a recorded scripted run (fixtures/<run>: run.json, the stats history, the
   recorder's timeline of pods and events) as the window a step's check judges: the same swarm, on the
   same Deployments with the step's change in place (what the lab's runs ran);
-- ``RecordedApi``: ``workshop.cluster.WorkshopApi``'s interface over those Deployments and a ConfigMap
-  held in memory; patches change the Deployment (its container, its generation), as the API server would.
+- ``RecordedApi``: ``workshop.cluster.WorkshopApi``'s interface over those Deployments, a ConfigMap and
+  Helm's record of the release (its revisions' Secrets, encoded as Helm encodes them, with the repository's
+  chart in them) held in memory;
+- ``RecordedHelm``: ``workshop.helm.HelmRelease`` over a RecordedApi: the real helm renders (`helm template`
+  of the chart the recorded release holds, written back to a folder as on the cluster), and an upgrade sets
+  the Deployments to what it rendered and records the next revision, as Helm's patches, the API server and
+  Helm's storage would; no cluster is asked.
 """
 
+import base64
 import copy
 import csv
+import gzip
 import json
 from pathlib import Path
 
-from liveness_lab.workshop.change import container_of, merge
+import yaml
+
+from liveness_lab.workshop.change import container_of, containers
 from liveness_lab.workshop.check import Window
 from liveness_lab.workshop.cluster import ApiError
+from liveness_lab.workshop.helm import HelmRelease
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CHART = Path(__file__).resolve().parents[2] / "chart"
 COMPONENT = "app.kubernetes.io/component"
 
 
-def release_deployments(variants=("blocking", "reactive")) -> dict:
+def recorded_deployments(variants=("blocking", "reactive")) -> dict:
+    """The Deployments as the API returned them on 2026-11-24, the chart of that day's containers in them."""
     found = json.loads((FIXTURES / "orchestration/deployments-after-upgrade.json").read_text())
     return {"items": [d for d in found["items"] if d["metadata"]["labels"][COMPONENT] in variants]}
 
 
-def with_change(deployments: dict, step) -> dict:
-    """DEPLOYMENTS with STEP's change made, as the API would have them after it."""
+_INSTALLED = {}
+
+
+def release_deployments(variants=("blocking", "reactive")) -> dict:
+    """The recorded Deployments running what the repository's chart renders with its defaults (its
+    containers, from the real helm): the release as cluster-up installs it today."""
+    key = tuple(variants)
+    if key not in _INSTALLED:
+        api = RecordedApi(recorded_deployments(variants))
+        rendered = containers(RecordedHelm(api).render({}, api.revisions[-1]))
+        _INSTALLED[key] = applied(recorded_deployments(variants), rendered)
+    return copy.deepcopy(_INSTALLED[key])
+
+
+def chart_json(folder: Path = CHART) -> dict:
+    """The chart in FOLDER as Helm keeps it in a release (pkg/chart.Chart's JSON): metadata, templates,
+    values, schema and the other files, each file's bytes in base64."""
+
+    def entry(path: Path) -> dict:
+        return {"name": path.relative_to(folder).as_posix(), "data": base64.b64encode(path.read_bytes()).decode()}
+
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and "tests" not in p.relative_to(folder).parts)
+    special = {"Chart.yaml", "values.yaml", "values.schema.json"}
+    return {
+        "metadata": yaml.safe_load((folder / "Chart.yaml").read_text()),
+        "templates": [entry(p) for p in files if p.relative_to(folder).parts[0] == "templates"],
+        "values": yaml.safe_load((folder / "values.yaml").read_text()),
+        "schema": base64.b64encode((folder / "values.schema.json").read_bytes()).decode(),
+        "files": [entry(p) for p in files if p.relative_to(folder).parts[0] != "templates" and p.name not in special],
+    }
+
+
+def release_secret(release: dict) -> dict:
+    """RELEASE as the API gives Helm's Secret of it: data.release is base64 of Helm's base64 of gzip of JSON."""
+    encoded = base64.b64encode(gzip.compress(json.dumps(release).encode())).decode()
+    return {
+        "metadata": {"name": f"sh.helm.release.v1.{release['name']}.v{release['version']}", "labels": {"version": str(release["version"])}},
+        "data": {"release": base64.b64encode(encoded.encode()).decode()},
+    }
+
+
+def applied(deployments: dict, rendered: dict[str, dict]) -> dict:
+    """DEPLOYMENTS with each variant's service container as RENDERED has it, its generation counted up where
+    it changed, as the API server does after Helm's patch."""
     out = copy.deepcopy(deployments)
     for d in out["items"]:
         variant = d["metadata"]["labels"][COMPONENT]
-        if variant in step.change:
-            d["spec"]["template"]["spec"]["containers"][0] = merge(container_of(d), step.change[variant])
+        if variant in rendered and container_of(d) != rendered[variant]:
+            d["spec"]["template"]["spec"]["containers"][0] = copy.deepcopy(rendered[variant])
             d["metadata"]["generation"] += 1
             d["status"]["observedGeneration"] = d["metadata"]["generation"]
     return out
+
+
+def with_change(deployments: dict, step) -> dict:
+    """DEPLOYMENTS running STEP's values, as Helm and the API would have them after it: the chart rendered
+    with them (the real helm)."""
+    api = RecordedApi(deployments)
+    RecordedHelm(api).upgrade(step.values)
+    return {"items": list(api.deps.values())}
 
 
 def starting_containers(deployments: dict | None = None) -> dict:
@@ -78,6 +140,10 @@ class RecordedApi:
         self.namespace, self.release = namespace, release
         self.deps = {d["metadata"]["labels"][COMPONENT]: d for d in copy.deepcopy(deployments or release_deployments())["items"]}
         self.cm = {"data": {}, "rv": 1} if configmap else None
+        # Helm's revisions of the release: the first as cluster-up installs it (the repository's chart).
+        self.revisions = [
+            {"name": release, "namespace": namespace, "version": 1, "config": {}, "chart": chart_json(), "info": {"status": "deployed"}}
+        ]
         self.calls: list[tuple] = []
         self.fail: ApiError | None = None  # raised by the next call, once
 
@@ -90,13 +156,9 @@ class RecordedApi:
         self._maybe_fail()
         return {"items": [copy.deepcopy(self.deps[v]) for v in variants if v in self.deps]}
 
-    def set_container(self, variant, container) -> None:
+    def release_secrets(self, release) -> list[dict]:
         self._maybe_fail()
-        self.calls.append(("set_container", variant))
-        d = self.deps[variant]
-        d["spec"]["template"]["spec"]["containers"][0] = copy.deepcopy(container)
-        d["metadata"]["generation"] += 1
-        d["status"]["observedGeneration"] = d["metadata"]["generation"]
+        return [release_secret(r) for r in self.revisions if r["name"] == release]
 
     def read_progress(self):
         self._maybe_fail()
@@ -114,3 +176,21 @@ class RecordedApi:
         self.cm["data"].update(data)
         self.cm["rv"] += 1
         return str(self.cm["rv"])
+
+
+class RecordedHelm(HelmRelease):
+    """HelmRelease over a RecordedApi (see the module docstring); UPGRADES lists the values upgraded to."""
+
+    def __init__(self, api: RecordedApi):
+        super().__init__(api)
+        self.upgrades: list[dict] = []
+
+    def upgrade(self, values: dict, release: dict | None = None) -> int:
+        release = release or self.latest()
+        rendered = containers(self.render(values, release))
+        self.api.deps = {d["metadata"]["labels"][COMPONENT]: d for d in applied({"items": list(self.api.deps.values())}, rendered)["items"]}
+        version = int(release["version"]) + 1
+        self.api.revisions.append(release | {"version": version, "config": copy.deepcopy(values)})
+        self.api.calls.append(("helm upgrade", json.dumps(values, sort_keys=True)))
+        self.upgrades.append(values)
+        return version

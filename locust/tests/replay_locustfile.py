@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 
 from locust import events  # noqa: E402
 from recorded_events import events_listed, pods_listed, timeline  # noqa: E402
-from recorded_release import RecordedApi  # noqa: E402
+from recorded_release import RecordedApi, RecordedHelm  # noqa: E402
 
 from liveness_lab.base.kube import parse_time  # noqa: E402
 from liveness_lab.locust_ext import pods_tab  # noqa: E402
@@ -64,6 +64,7 @@ REPLAY = ReplayKube()
 pods_tab.Kube = lambda: REPLAY  # the Pods tab's poller (and through it the Live and Workshop tabs) reads the replay
 RELEASE = RecordedApi()
 workshop_tab.Api = lambda release, kube: RELEASE  # the Workshop tab's Deployments and ConfigMap, in memory
+workshop_tab.Helm = RecordedHelm  # Skip and Reset through the real helm's rendering, applied in memory
 
 
 @events.test_start.add_listener

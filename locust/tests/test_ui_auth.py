@@ -13,7 +13,7 @@ import sys
 import pytest
 from locust import FastHttpUser, task
 from locust.env import Environment
-from recorded_release import RecordedApi
+from recorded_release import RecordedApi, RecordedHelm
 
 from liveness_lab.base import ui_token
 from liveness_lab.locust_ext import ui_auth
@@ -71,6 +71,7 @@ def master_web_ui(monkeypatch, tmp_path, token: str | None, web_login: bool = Tr
         monkeypatch.setenv(ui_token.TOKEN_ENV, token)
     api = RecordedApi()
     monkeypatch.setattr(tab, "Api", lambda release, kube: api)
+    monkeypatch.setattr(tab, "Helm", RecordedHelm)
     # The workshop's first check now, and no periodic one: nothing but the requests changes its state.
     monkeypatch.setattr(tab.Workshop, "start_checking", lambda self: self.tick())
     environment = Environment(

@@ -1,7 +1,9 @@
-"""The Workshop tab's server side without a cluster: the step files and their loader, each step's check on
-runs recorded from the kind cluster (met, not met with the reason, never on a rollout's old pods), Skip,
-Reset and the progress kept in the ConfigMap across a restart of the master (an in-memory API over the
-recorded Deployments: recorded_release.py), the routes' answers to bad input, and the start form's load."""
+"""The Workshop tab's server side without a cluster: the step files and their loader, a step's values and
+the command that applies them in any order, each step's check on runs recorded from the kind cluster (met,
+not met with the reason, never on a rollout's old pods), Skip, Reset and the progress kept in the ConfigMap
+across a restart of the master (an in-memory API over the recorded Deployments and Helm's record of the
+release, the real helm rendering: recorded_release.py), the routes' answers to bad input, and the start
+form's load."""
 
 import copy
 import json
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 from locust import FastHttpUser, task
 from locust.env import Environment
-from recorded_release import RecordedApi, release_deployments, starting_containers, window_of, with_change
+from recorded_release import RecordedApi, RecordedHelm, release_deployments, window_of, with_change
 
 from liveness_lab.base import scenario
 from liveness_lab.base.kube import parse_time
@@ -22,12 +24,25 @@ from liveness_lab.workshop.check import Release
 from liveness_lab.workshop.cluster import ApiError
 
 STEPS = {s.name: s for s in course.load_steps()}
+KEYS = course.workshop_keys(list(STEPS.values()))
+HELM = RecordedHelm(RecordedApi())
+_EXPECTED = {}
 
 
-def release_for(step, start=None, deployments=None, pods=None):
-    """The release running STEP's change (the recorded Deployments, patched), as the workshop started it."""
+def expected_for(step) -> dict:
+    """What the chart renders for STEP on a release installed with the chart's defaults: each variant's
+    service container (the real helm, once per step)."""
+    if step.name not in _EXPECTED:
+        release = HELM.latest()
+        _EXPECTED[step.name] = change.containers(HELM.render(course.target_values({}, {}, step, KEYS), release))
+    return _EXPECTED[step.name]
+
+
+def release_for(step, deployments=None, pods=None, expected_step=None):
+    """The release running STEP's values (the recorded Deployments, as Helm would leave them), checked
+    against what EXPECTED_STEP's values render (default: STEP's)."""
     deployments = deployments if deployments is not None else with_change(release_deployments(), step)
-    return Release(deployments, pods or {"items": []}, start or starting_containers())
+    return Release(deployments, pods or {"items": []}, expected_for(expected_step or step))
 
 
 def judged(run, name, at_s, **kw):
@@ -48,7 +63,8 @@ def test_the_steps_load_in_order_each_judged_by_its_lab_scenario():
     }
     # The virtual remedy runs on the release's blocking Deployment, judged by the lab's virtual prediction.
     assert STEPS["virtual"].predictions() == {"blocking": {"restarts": 0, "failures": 0, "unhealthy": 0, "throughput": "offered"}}
-    assert all(s.change for s in STEPS.values() if s.name != "baseline") and not STEPS["baseline"].change
+    assert all(s.values for s in STEPS.values() if s.name != "baseline") and not STEPS["baseline"].values
+    assert all("{command}" in s.solution for s in STEPS.values() if s.values)
 
 
 def test_a_step_reads_its_scenario_with_the_labs_own_reader_and_a_mistake_there_names_both_files(tmp_path):
@@ -98,11 +114,12 @@ GOOD = """title: Try a TCP liveness probe
 order: 25
 scenario: tcp-probe
 goal: Give blocking a TCP probe and swarm.
-change:
-  blocking:
-    livenessProbe: {httpGet: null, tcpSocket: {port: http}}
+values:
+  variants:
+    blocking:
+      probes: {liveness: {type: tcpSocket}}
 hints: [one, two]
-solution: helm upgrade ...
+solution: "{command}, then a new swarm."
 """
 
 
@@ -120,8 +137,11 @@ def test_adding_a_step_is_adding_a_file(tmp_path):
         (lambda t: t + "colour: red\n", "colour: unknown key"),
         (lambda t: t.replace("goal: Give blocking a TCP probe and swarm.\n", ""), "goal: missing"),
         (lambda t: t.replace("scenario: tcp-probe", "scenario: no-such"), "scenario: no scenario 'no-such'"),
-        (lambda t: t.replace("  blocking:\n    liveness", "  nothing:\n    liveness"), "change.nothing: unknown variant"),
-        (lambda t: t.replace("    livenessProbe: {httpGet: null, tcpSocket: {port: http}}", "    name: other"), "change.blocking.name"),
+        (lambda t: t.replace('"{command}, then a new swarm."', "helm upgrade ..."), "solution: must show the step's command as {command}"),
+        (
+            lambda t: t.replace("values:\n  variants:\n    blocking:\n      probes: {liveness: {type: tcpSocket}}", "values: []"),
+            "values: must be a non-empty map",
+        ),
         (lambda t: t + "judge: {blocking: reactive}\n", "judge.blocking: the scenario tcp-probe predicts nothing for 'reactive'"),
         (lambda t: t.replace("hints: [one, two]", "hints: []"), "hints: must be a non-empty list"),
         (lambda t: t + "predict: {question: Which one, choices: [a, b], answer: c}\n", "predict.answer: 'c' is not one of the choices"),
@@ -152,22 +172,82 @@ def test_a_scenario_whose_prediction_cannot_be_judged_live_is_refused_naming_its
     assert "patient-liveness.yaml: predict.blocking: the scenario predicts 'recovers'" in str(e.value)
 
 
-# --- a step's change ---
+# --- a step's values, and the command that applies them ---
 
 
-def test_a_change_merges_as_the_api_server_does_and_differences_are_said_in_words():
-    start = starting_containers()["blocking"]
-    tcp = change.merge(start, STEPS["tcp-probe"].change["blocking"])
-    assert "httpGet" not in tcp["livenessProbe"] and tcp["livenessProbe"]["tcpSocket"] == {"port": "http"}
-    assert tcp["livenessProbe"]["periodSeconds"] == 5  # kept: only what the patch names changes
-    managed = change.merge(start, STEPS["management-port"].change["blocking"])
-    assert [p["containerPort"] for p in managed["ports"]] == [8080, 8081]  # merged by containerPort
-    assert {e["name"]: e["value"] for e in managed["env"]}["MANAGEMENT_SERVER_PORT"] == "8081"
-    assert change.differences(tcp, start) == [
+def upgraded(current: dict, flags: list[str]) -> dict:
+    """What `helm upgrade --reuse-values FLAGS` leaves as the release's values: each --set merged onto CURRENT
+    (Helm's strvals: a dotted key, the value typed: true, false, numbers, else text; null removes the key)."""
+    out = copy.deepcopy(current)
+    for flag in flags:
+        key, value = flag.removeprefix("--set ").split("=", 1)
+        *inner, last = key.split(".")
+        where = out
+        for k in inner:
+            where = where.setdefault(k, {})
+        if value == "null":
+            where.pop(last, None)
+        else:
+            where[last] = {"true": True, "false": False}.get(value, int(value) if value.isdigit() else value)
+    return out
+
+
+def test_a_step_runs_its_own_values_and_the_ones_the_workshop_started_with_never_the_last_steps():
+    tcp, raised = STEPS["tcp-probe"], STEPS["raised-timeout"]
+    own = {"latencyMs": 500}  # a participant's own --set, which no step sets
+    after_tcp = course.target_values(own, {}, tcp, KEYS)
+    assert after_tcp == {"latencyMs": 500, "variants": {"blocking": {"probes": {"liveness": {"type": "tcpSocket"}}}}}
+    after_raised = course.target_values(after_tcp, {}, raised, KEYS)
+    assert after_raised == {
+        "latencyMs": 500,
+        "variants": {"blocking": {"probes": {"liveness": {"periodSeconds": 10, "timeoutSeconds": 5}}}},
+    }
+    assert course.target_values(after_raised, {}, None, KEYS) == own  # Reset: the workshop keys as they started
+    started = {"variants": {"blocking": {"probes": {"liveness": {"periodSeconds": 7}}}}}
+    assert course.target_values(after_raised, started, None, KEYS) == {"latencyMs": 500} | started
+
+
+def test_the_shown_command_gets_from_the_release_as_it_is_to_exactly_what_skip_runs(tmp_path):
+    """Step 3's command after step 2 (the TCP probe in Helm's values): --reuse-values must put the HTTP probe
+    back, or the release would run both and the check say "change" for ever."""
+    after_tcp = course.target_values({"latencyMs": 500}, {}, STEPS["tcp-probe"], KEYS)
+    target = course.target_values(after_tcp, {}, STEPS["raised-timeout"], KEYS)
+    flags = course.set_flags(after_tcp, target, KEYS)
+    assert flags == [
+        "--set variants.blocking.probes.liveness.type=null",
+        "--set variants.blocking.probes.liveness.periodSeconds=10",
+        "--set variants.blocking.probes.liveness.timeoutSeconds=5",
+    ]
+    release = HELM.latest()
+    by_command = change.containers(HELM.render(upgraded(after_tcp, flags), release))
+    by_skip = change.containers(HELM.render(target, release))
+    assert {v: change.differences(by_skip[v], c) for v, c in by_command.items()} == {v: [] for v in by_skip}
+    assert course.set_flags(target, target, KEYS) == []  # nothing to do: the tab says so
+
+
+@pytest.mark.parametrize("first", [s for s in STEPS if s != "baseline"])
+def test_every_step_after_any_other_renders_what_it_renders_from_the_start(first):
+    """Skip (or the shown command) of each step after each other step: the Deployments the chart renders are
+    the step's own, whatever came before (the check compares the release with these)."""
+    release = HELM.latest()
+    before = course.target_values({}, {}, STEPS[first], KEYS)
+    for name, step in STEPS.items():
+        target = course.target_values(before, {}, step, KEYS)
+        assert target == course.target_values({}, {}, step, KEYS), (first, name)
+        assert upgraded(before, course.set_flags(before, target, KEYS)) != before or target == before
+    rendered = change.containers(
+        HELM.render(upgraded(before, course.set_flags(before, course.target_values(before, {}, None, KEYS), KEYS)), release)
+    )
+    assert {v: change.differences(expected_for(STEPS["baseline"])[v], c) for v, c in rendered.items()} == {v: [] for v in rendered}
+
+
+def test_differences_are_said_in_words():
+    base, tcp = expected_for(STEPS["baseline"])["blocking"], expected_for(STEPS["tcp-probe"])["blocking"]
+    assert change.differences(tcp, base) == [
         "livenessProbe is httpGet http /livez, every 5 s, timeout 1 s, 3 failures "
         "(this step's: tcpSocket http, every 5 s, timeout 1 s, 3 failures)"
     ]
-    assert change.differences(start, start) == []
+    assert change.differences(base, base) == []
 
 
 # --- each step's check on recorded runs ---
@@ -225,10 +305,10 @@ def test_a_check_never_counts_the_old_pods_of_a_rollout():
     assert any("still terminating" in p for p in unsettled)
     window = window_of("run-pass", step, deployments)
     window.unsettled = unsettled
-    result = check.evaluate(step, Release(deployments, pods, starting_containers()), window, window.started + 40)
+    result = check.evaluate(step, release_for(step, pods=pods), window, window.started + 40)
     assert result.state == "settling" and "the swarm started before the release had settled" in result.reason
     # The recorded kill was of a pod the window did not start with (the rollout's old one): not counted.
-    window = window_of("run-pass", step, deployments)
+    window = window_of("run-pass", step)
     for r in window.timeline:
         if r["kind"] == "pods":
             # The new ReplicaSet's pod: its own name, fresh (the old pod's restarts and events stay the old pod's).
@@ -249,14 +329,17 @@ def test_a_check_never_counts_the_old_pods_of_a_rollout():
     assert "blocking restarted 0 time(s); the lab predicts 1 or more" in result.reason
 
 
-def test_a_step_whose_change_is_not_in_place_says_what_differs_and_how_to_apply_it():
-    start = starting_containers()
-    result = check.evaluate(STEPS["tcp-probe"], Release(release_deployments(), {"items": []}, start), None, 0)
+def test_a_step_whose_values_are_not_in_place_says_what_differs_and_how_to_apply_them():
+    result = check.evaluate(STEPS["tcp-probe"], release_for(STEPS["baseline"], expected_step=STEPS["tcp-probe"]), None, 0)
     assert result.state == "change"
-    assert "apply it with the solution's helm upgrade, or Skip" in result.reason and "livenessProbe is httpGet" in result.reason
+    assert "apply them with the solution's helm upgrade, or Skip" in result.reason and "livenessProbe is httpGet" in result.reason
     # Back on step 1 with the TCP probe still in place: Reset is the way back.
-    result = check.evaluate(STEPS["baseline"], release_for(STEPS["tcp-probe"]), None, 0)
+    result = check.evaluate(STEPS["baseline"], release_for(STEPS["tcp-probe"], expected_step=STEPS["baseline"]), None, 0)
     assert result.state == "change" and "Reset brings them back" in result.reason
+    unrendered = Release(release_deployments(), {"items": []}, None, render_error="helm template liveness-lab: no helm here")
+    assert (
+        "could not be rendered: helm template liveness-lab: no helm here" in check.evaluate(STEPS["tcp-probe"], unrendered, None, 0).reason
+    )
 
 
 def test_a_pod_created_during_the_swarm_ends_the_windows_say():
@@ -273,9 +356,9 @@ def test_without_a_swarm_the_check_waits_for_the_release_to_settle_then_for_a_sw
     step = STEPS["baseline"]
     pods = json.loads((Path(__file__).parent / "fixtures/orchestration/pods-after-upgrade.json").read_text())
     now = parse_time("2026-11-24T15:08:10Z")
-    result = check.evaluate(step, Release(release_deployments(), pods, starting_containers()), None, now)
+    result = check.evaluate(step, release_for(step, pods=pods), None, now)
     assert result.state == "settling" and "liveness-lab-blocking-55b84d964" in result.reason
-    result = check.evaluate(step, Release(release_deployments(), {"items": []}, starting_containers()), None, now)
+    result = check.evaluate(step, release_for(step), None, now)
     assert result.state == "waiting" and "start a swarm of 20 users each of BlockingUser and ReactiveUser" in result.reason
 
 
@@ -300,35 +383,58 @@ class Poller:
 
 
 def workshop(api, runner=None):
-    w = tab.Workshop(list(STEPS.values()), api, runner_of=lambda: runner, poller=Poller())
+    w = tab.Workshop(list(STEPS.values()), api, runner_of=lambda: runner, poller=Poller(), helm=RecordedHelm(api))
     w.load()
     return w
 
 
-def test_skip_applies_the_steps_change_and_reset_puts_the_starting_values_back():
+def blocking_probe(api) -> dict:
+    return api.deps["blocking"]["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
+
+
+def test_skip_upgrades_the_release_with_helm_to_the_steps_values_and_reset_to_the_starting_ones():
     api = RecordedApi()
+    api.revisions[-1]["config"] = {"latencyMs": 500}  # the participant's own value, before the workshop
     runner = Runner("running")
     w = workshop(api, runner)
-    start = copy.deepcopy(w.start)
+    assert w.start == {"latencyMs": 500}
     answer = w.act("tcp-probe", "skip")
     assert runner.state == "stopped" and "the swarm was stopped" in answer["message"]
-    assert ("set_container", "blocking") in api.calls and ("set_container", "reactive") not in api.calls
-    tcp = api.deps["blocking"]["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
-    assert "tcpSocket" in tcp and "httpGet" not in tcp
-    assert check.change_problems(STEPS["tcp-probe"], Release({"items": list(api.deps.values())}, {"items": []}, w.start)) == []
+    assert api.revisions[-1]["config"] == {"latencyMs": 500, "variants": {"blocking": {"probes": {"liveness": {"type": "tcpSocket"}}}}}
+    assert "tcpSocket" in blocking_probe(api) and "httpGet" not in blocking_probe(api)
+    assert check.change_problems(STEPS["tcp-probe"], w.release) == []
     # The window and the check show the release as Skip left it at once, not one refresh later.
     shown = next(d for d in w.window_json()["release"]["deployments"]["items"] if d["metadata"]["name"].endswith("-blocking"))
     assert "tcpSocket" in shown["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
     assert w.result.state != "change", w.result.reason
-    # Skip of another remedy starts from the values the workshop started with, not from the TCP probe.
+    # Skip of another step: its values and the starting ones, not the TCP probe's.
     w.act("raised-timeout", "skip")
-    probe = api.deps["blocking"]["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
+    probe = blocking_probe(api)
     assert probe["httpGet"]["path"] == "/livez" and (probe["periodSeconds"], probe["timeoutSeconds"]) == (10, 5)
-    assert "already runs" in w.act("raised-timeout", "skip")["message"]
+    upgrades = len(api.revisions)
+    assert "already runs" in w.act("raised-timeout", "skip")["message"] and len(api.revisions) == upgrades
     w.reset()
-    assert {v: change.container_of(d) for v, d in api.deps.items()} == start
-    shown = next(d for d in w.window_json()["release"]["deployments"]["items"] if d["metadata"]["name"].endswith("-blocking"))
-    assert "httpGet" in shown["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]
+    assert api.revisions[-1]["config"] == {"latencyMs": 500}  # Helm's stored values: the ones the workshop found
+    assert blocking_probe(api)["periodSeconds"] == 5 and "httpGet" in blocking_probe(api)
+
+
+def test_a_participants_own_upgrade_between_the_actions_is_kept_and_judged_as_it_runs():
+    api = RecordedApi()
+    w = workshop(api)
+    w.act("tcp-probe", "skip")
+    # Their own `helm upgrade --reuse-values --set latencyMs=500`: Helm's values and Deployments change.
+    mine = copy.deepcopy(api.revisions[-1]["config"]) | {"latencyMs": 500}
+    RecordedHelm(api).upgrade(mine)
+    w.tick()
+    assert check.change_problems(STEPS["tcp-probe"], w.release) == []  # still the step's values, with theirs
+    assert "--set" not in w.command(STEPS["tcp-probe"], "liveness-lab")
+    assert w.command(STEPS["raised-timeout"], "liveness-lab") == (
+        "helm upgrade liveness-lab chart -n liveness-lab --reuse-values --set variants.blocking.probes.liveness.type=null "
+        "--set variants.blocking.probes.liveness.periodSeconds=10 --set variants.blocking.probes.liveness.timeoutSeconds=5 --wait"
+    )
+    w.act("raised-timeout", "skip")
+    env = {e["name"]: e.get("value") for e in api.deps["blocking"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["DEMO_LATENCY_MS"] == "500" and api.revisions[-1]["config"]["latencyMs"] == 500
 
 
 def test_on_a_master_the_swarms_window_counts_the_users_its_workers_report():
@@ -376,6 +482,7 @@ def test_progress_survives_a_restart_of_the_master():
     assert again.progress.current == "tcp-probe" and again.progress.of("baseline").done
     assert again.progress.of("tcp-probe").hints == 1 and again.progress.of("tcp-probe").prediction == "not killed, but its requests fail"
     assert again.start == w.start  # the starting values are not read again from a changed release
+    assert json.loads(api.cm["data"]["start-values.json"]) == w.start
     saved = json.loads(api.cm["data"]["progress.json"])
     assert (saved["done"], saved["total"], saved["currentTitle"]) == (1, 7, "Try a TCP liveness probe")
 
@@ -394,7 +501,7 @@ def test_the_check_marks_a_step_done_and_the_configmap_says_it():
 
 def test_a_missing_configmap_or_a_conflict_is_handled_and_said():
     w = workshop(RecordedApi(configmap=False))
-    assert w.store_error and "does not exist" in w.store_error and w.start  # kept in memory, said in the tab
+    assert w.store_error and "does not exist" in w.store_error and w.start == {}  # kept in memory, said in the tab
     api = RecordedApi()
     w = workshop(api)
     api.cm["rv"] += 5  # someone wrote since
@@ -402,13 +509,22 @@ def test_a_missing_configmap_or_a_conflict_is_handled_and_said():
     assert w.store_error is None and json.loads(api.cm["data"]["progress.json"])["steps"]["baseline"]["hints"] == 1
 
 
-def test_an_api_that_refuses_skip_is_a_502_problem_not_a_crash():
+def test_an_api_or_a_helm_that_refuses_skip_is_a_problem_not_a_crash():
     api = RecordedApi()
     w = workshop(api)
-    api.fail = ApiError("patching Deployment liveness-lab-blocking in namespace liveness-lab: 403 Forbidden", 403)
+    api.fail = ApiError("listing Helm's Secrets of release liveness-lab in namespace liveness-lab: 403 Forbidden", 403)
+    w._rendered = None
     with pytest.raises(tab.ActionError) as e:
         w.act("tcp-probe", "skip")
     assert e.value.status == 502 and "403 Forbidden" in e.value.detail
+
+    def busy(values, release=None):
+        raise tab.HelmError("helm upgrade liveness-lab: another operation (install/upgrade/rollback) is in progress", 409)
+
+    w.helm.upgrade = busy
+    with pytest.raises(tab.ActionError) as e:
+        w.act("tcp-probe", "skip")
+    assert e.value.status == 409 and e.value.title == "Helm is busy"
 
 
 # --- the routes ---
@@ -428,6 +544,7 @@ def client(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["locust"])
     api = RecordedApi()
     monkeypatch.setattr(tab, "Api", lambda release, kube: api)
+    monkeypatch.setattr(tab, "Helm", RecordedHelm)
     monkeypatch.setenv("LIVENESS_LAB_WORKSHOP_REFRESH", "3600")
     environment = Environment(user_classes=[Nobody])
     environment.create_local_runner()
@@ -518,8 +635,10 @@ def test_a_skip_whose_progress_is_not_kept_says_the_change_was_applied(client, m
     response = c.post("/liveness-lab/workshop/steps/tcp-probe/skip")
     assert response.status_code == 503
     detail = response.get_json()["detail"]
-    assert detail.startswith("the change was applied (applied to blocking") and "but progress not saved" in detail
-    assert ("set_container", "blocking") in w.api.calls
+    assert (
+        detail.startswith("the change was applied (the release was upgraded to this step's values") and "but progress not saved" in detail
+    )
+    assert any(call[0] == "helm upgrade" for call in w.api.calls)
 
 
 def test_the_start_form_proposes_the_demos_load(monkeypatch):

@@ -278,6 +278,16 @@ require_image() {
 # image_id12 IMAGE: 12 hex digits of a local IMAGE's ID (the base images' part of a sources label).
 image_id12() { docker image inspect --format '{{.Id}}' "$1" | cut -c8-19; }
 
+# url_answers URL: the site of URL answers from here within 10 s, whatever its status (python3: no curl
+# needed); a name that does not resolve or a refused connection, as on a machine without internet, fails.
+url_answers() {
+  python3 -c 'import sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=10)
+except urllib.error.HTTPError:
+    pass' "$1" >/dev/null 2>&1
+}
+
 # image_up_to_date IMAGE SOURCES FORCE: IMAGE carries the io.livenesslab.sources label SOURCES (it was
 # built from them) and FORCE is empty; says so.
 image_up_to_date() {

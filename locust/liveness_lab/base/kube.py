@@ -55,7 +55,8 @@ class Kube:
         except config.ConfigException:
             try:
                 # LIVENESS_LAB_KUBE_CONTEXT: scripts/demo.sh pins kind's context; default: the current one.
-                config.load_kube_config(context=coordinates.named_context())
+                # KUBECONFIG as it is now: the client reads it once, when it is first imported.
+                config.load_kube_config(config_file=os.environ.get("KUBECONFIG"), context=coordinates.named_context())
                 self.source = "kubeconfig"
             except Exception as e:  # missing file, bad YAML, no current context...
                 raise KubeUnavailable(f"no Kubernetes configuration (in-cluster or kubeconfig): {e}") from e

@@ -9,6 +9,7 @@ real cluster drive the tests (tests/fixtures/release-*).
 """
 
 import json
+import os
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -84,7 +85,8 @@ class ClusterApi:
         self.context, self.namespace, self.release = context_name or here.context, namespace_name or here.namespace, release or here.release
         self.timeout = timeout_s
         try:
-            api_client = config.new_client_from_config(context=self.context)
+            # KUBECONFIG as it is now: the client reads it once, when it is first imported.
+            api_client = config.new_client_from_config(config_file=os.environ.get("KUBECONFIG"), context=self.context)
         except Exception as e:  # no kubeconfig, no such context
             raise ApiUnavailable(f"no kubeconfig context {self.context}: {e}") from e
         api_client.configuration.retries = 1

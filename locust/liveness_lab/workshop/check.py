@@ -12,9 +12,10 @@ stats history, Ready over time), on the same records the Pods and Live tabs read
 events and probe counter, the master's stats history), and the kill window of the variant's own probe
 (``report.facts.kill_window``); the countdown of the last liveness failure (1/3, 2/3) is ``base.countdown``'s.
 
-Before the window counts, the release must run the step's change (``change.differences`` against the
-container the workshop started with, patched by the step), and the swarm must offer the load the lab's
-prediction is for (the scenario's users per variant, rate and latency).
+Before the window counts, the release must run the step's values (``change.differences`` of every variant's
+service container against what the release's own chart renders from the step's values: ``course.target_values``,
+rendered by ``helm.HelmRelease.render``), and the swarm must offer the load the lab's prediction is for (the
+scenario's users per variant, rate and latency).
 
 Each prediction is judged by ``report.predictions``, the lab's own judge, on the window as a live run
 (``Evidence.live``): held, not yet, or not held, in the words the tab shows.
@@ -32,7 +33,7 @@ from liveness_lab.report import facts
 from liveness_lab.report.predictions import NOT_HELD, NOT_YET, Evidence, Line, judge_line, last_failure
 from liveness_lab.report.settings import run_settings, settings_by_variant
 
-from .change import container_of, differences, merge
+from .change import container_of, differences
 from .course import Step
 
 SETTLE_S = float(os.environ.get(SETTLE_ENV, DEFAULT_SETTLE_S))
@@ -69,13 +70,14 @@ class Window:
 
 @dataclass
 class Release:
-    """The release now: its variant Deployments and pods (API Lists), and the service containers the
-    workshop started with, per variant."""
+    """The release now: its variant Deployments and pods (API Lists), and the service container of each
+    variant its chart renders from the current step's values (None: not rendered, RENDER_ERROR says why)."""
 
     deployments: dict
     pods: dict
-    start: dict[str, dict]
+    expected: dict[str, dict] | None
     error: str | None = None  # the API did not answer
+    render_error: str | None = None
 
     def deployment(self, variant: str) -> dict | None:
         return next(
@@ -106,24 +108,22 @@ class Result:
         return {**asdict(self), "met": self.met}
 
 
-def expected_container(step: Step, start: dict[str, dict], variant: str) -> dict:
-    """The service container VARIANT's Deployment runs with STEP's change: the one the workshop started
-    with, patched."""
-    return merge(start[variant], step.change.get(variant, {}))
-
-
 def change_problems(step: Step, release: Release) -> list[str]:
-    """Why the release does not run STEP's change (or, for a step without one, its starting values)."""
+    """Why the release does not run STEP's values (for a step without any, the values it started with):
+    each variant's service container as it runs against the one its chart renders from them; a variant
+    rendered and not deployed, or deployed and not rendered, is said too."""
+    if release.expected is None:
+        return [f"what the step's values run could not be rendered: {release.render_error}"]
+    rendered = {v: c for v, c in release.expected.items() if v in VARIANTS}
     problems = []
-    for variant in sorted(set(step.judge) | set(step.change)):
+    for variant in sorted(set(rendered) | set(release.variants()) | set(step.judge)):
         d = release.deployment(variant)
-        if d is None:
-            problems.append(f"the release has no {variant} Deployment (it deploys {', '.join(release.variants()) or 'none'})")
-            continue
-        if variant not in release.start:
-            problems.append(f"{variant}: the workshop has no record of how it started (a Deployment added since)")
-            continue
-        problems += [f"{variant}: {d}" for d in differences(expected_container(step, release.start, variant), container_of(d))]
+        if variant not in rendered:
+            problems.append(f"{variant}: deployed, but not by this step's values" if d else f"{variant}: not deployed by the step's values")
+        elif d is None:
+            problems.append(f"the release has no {variant} Deployment yet (it deploys {', '.join(release.variants()) or 'none'})")
+        else:
+            problems += [f"{variant}: {x}" for x in differences(rendered[variant], container_of(d))]
     return problems
 
 
@@ -220,8 +220,8 @@ def evaluate(step: Step, release: Release, window: Window | None, now: float, se
         return Result(step.name, "unknown", f"the Kubernetes API does not answer: {release.error}")
     problems = change_problems(step, release)
     if problems:
-        what = "this step's change" if step.change else "the values it started with (Reset brings them back)"
-        how = " (apply it with the solution's helm upgrade, or Skip)" if step.change else ""
+        what = "this step's values" if step.values else "the values it started with (Reset brings them back)"
+        how = " (apply them with the solution's helm upgrade, or Skip)" if step.values else ""
         return Result(step.name, "change", f"the release does not run {what} yet{how}: " + "; ".join(problems))
     variants = release.variants()
     fresh = (

@@ -1,7 +1,8 @@
-"""The release's own objects the workshop reads and changes through the Kubernetes API, and nothing else:
-its variants' Deployments (get, and patch their service container: Skip and Reset) and its progress
-ConfigMap (get, update). The chart's workshop Role grants exactly these verbs on exactly these names
-(``chart/templates/locust-workshop-role.yaml``): no list, no create, nothing outside the namespace.
+"""The release's own objects the workshop reads through the Kubernetes API: its variants' Deployments (get),
+its Helm release's Secrets (list, by Helm's labels: workshop/helm.py reads the release's values and chart
+from them) and its progress ConfigMap (get, update). What Skip and Reset change, they change through Helm
+(workshop/helm.py), with the rights `helm upgrade` needs in the namespace (the chart's workshop Role,
+``chart/templates/locust-workshop-role.yaml``); nothing outside the namespace.
 
 The connection is the Pods tab's (``base.kube.Kube``: the master's service account in the cluster, the
 kubeconfig on the host).
@@ -9,8 +10,6 @@ kubeconfig on the host).
 
 from liveness_lab.base.kube import REQUEST_TIMEOUT_S, Kube, KubeUnavailable
 from liveness_lab.base.variants import fullname
-
-from .course import CONTAINER
 
 
 class ApiError(Exception):
@@ -85,16 +84,13 @@ class WorkshopApi:
                     raise
         return {"items": items}
 
-    def set_container(self, variant: str, container: dict) -> None:
-        """Replaces VARIANT's service container with CONTAINER (a JSON patch, after a test that the first
-        container is the service's: the patch verb, nothing else)."""
-        apps, _ = self._clients()
-        body = [
-            {"op": "test", "path": "/spec/template/spec/containers/0/name", "value": CONTAINER},
-            {"op": "replace", "path": "/spec/template/spec/containers/0", "value": container},
-        ]
-        name = deployment_name(self.release, variant)
-        self._call(f"patching Deployment {name}", apps.patch_namespaced_deployment, name, self.namespace, body)
+    def release_secrets(self, release: str) -> list[dict]:
+        """The Secrets in which Helm keeps RELEASE's revisions (labelled owner=helm, name=RELEASE), API JSON."""
+        _, core = self._clients()
+        selector = f"owner=helm,name={release}"
+        what = f"listing Helm's Secrets of release {release}"
+        found = self._call(what, core.list_namespaced_secret, self.namespace, label_selector=selector)
+        return self._json(found).get("items", [])
 
     def read_progress(self) -> tuple[dict, str] | None:
         """The progress ConfigMap's data and resourceVersion; None when it does not exist."""

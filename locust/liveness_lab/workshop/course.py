@@ -14,24 +14,27 @@ step only adds what a person at the tab needs:
       question: What happens to the blocking pod under the same load?
       choices: [killed anyway, ...]
       answer: not killed, but not serving     # one of the choices
-    change:                            # optional: what Skip applies for the participant, per variant of the
-      blocking:                        # release: a strategic merge patch of its Deployment's service container
-        livenessProbe: {httpGet: null, tcpSocket: {port: http}}
-    values: {...}                      # optional: the chart values of the same change (the helm route); default:
-                                       # the scenario's values
+    values:                            # optional: the step's change, as chart values (default: the scenario's)
+      variants: {blocking: {probes: {liveness: {type: tcpSocket}}}}
     judge: {blocking: virtual}         # optional: the release's variant -> the scenario's variant whose
                                        # prediction it is judged by (default: the scenario's own variants)
     hints: [first, then, ...]          # shown one at a time
-    solution: >                        # what to type, shown on request
-      helm upgrade ...
+    solution: >                        # shown on request: {command} is the helm upgrade that applies the
+      {command} (or Skip), then ...    # step to the release as it is now (Skip runs the same values)
 
-``change`` is what the chart renders for ``values`` (chart/tests/test_chart.py renders both and compares), so
-Skip and the participant's own ``helm upgrade`` run the same Deployment. A step without ``change`` runs the
-release as it started (step 1: the demo itself).
+One truth for a step's change: its ``values``. Every value any step sets is a **workshop key**; a step runs
+the release's values with each workshop key as the step sets it, else as the release had it when the workshop
+started, else unset (the chart's default), and every other value as the release has it now (a participant's
+own ``--set latencyMs=500`` stays). Skip upgrades the release to exactly that with Helm (workshop/helm.py);
+the shown command is the ``helm upgrade --reuse-values --set ...`` that gets there from the release as it is
+(``set_flags``), so after any order of Skips, Resets, shown commands and own upgrades the Deployments are
+what Helm renders from its stored values. Reset is the same with no step: the workshop keys as they started.
+A step without values runs the release as it started (step 1: the demo itself).
 
 Usage (from locust/): python -m liveness_lab.workshop.course   # checks every step, lists them
 """
 
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -63,10 +66,8 @@ LIVE_PREDICTIONS = (
 )
 # The load a scenario's prediction is for, which the swarm must offer (the lab's load, its defaults filled in).
 LOAD_KEYS = ("users", "rate", "latency_ms")
-TOP_KEYS = {"title", "order", "scenario", "goal", "predict", "change", "values", "judge", "hints", "solution"}
+TOP_KEYS = {"title", "order", "scenario", "goal", "predict", "values", "judge", "hints", "solution"}
 REQUIRED = ("title", "scenario", "goal", "hints", "solution")
-# The container a step's change patches: the chart's variants run one, named so (templates/deployment.yaml).
-CONTAINER = "service"
 
 
 class StepError(ScenarioError):
@@ -91,8 +92,7 @@ class Step:
     hints: list[str]
     solution: str
     predict: Question | None = None
-    change: dict[str, dict] = field(default_factory=dict)  # release variant -> container patch
-    values: dict = field(default_factory=dict)  # the chart values of the change
+    values: dict = field(default_factory=dict)  # the step's change, as chart values
     judge: dict[str, str] = field(default_factory=dict)  # release variant -> scenario variant
 
     def predictions(self) -> dict[str, dict]:
@@ -110,7 +110,7 @@ class Step:
             "scenarioTitle": self.scenario.title,
             "hints": len(self.hints),
             "question": None if self.predict is None else {"question": self.predict.question, "choices": self.predict.choices},
-            "change": sorted(self.change),
+            "values": {".".join(path): value for path, value in leaves(self.values).items()},
             "judged": {mine: theirs for mine, theirs in self.judge.items()},
             "load": {k: self.scenario.load[k] for k in LOAD_KEYS},
         }
@@ -168,18 +168,6 @@ def check_live_prediction(path, where: str, key: str, value) -> None:
         raise StepError(path, f"{where}.{key}", "a kill timed from the lab's action: a live check has no action to time it from")
 
 
-def _check_patch(path, where: str, patch) -> None:
-    """A container patch: a map whose keys are a container's fields; never its name."""
-    if not (isinstance(patch, dict) and patch):
-        raise StepError(path, where, "must be a non-empty map: a strategic merge patch of the service container")
-    if "name" in patch:
-        raise StepError(path, f"{where}.name", "the container's name is not changed (the patch is of the service container)")
-    for key in ("env", "ports"):
-        items = patch.get(key)
-        if items is not None and not (isinstance(items, list) and all(isinstance(i, dict) and i.get("name") for i in items)):
-            raise StepError(path, f"{where}.{key}", "must be a list of maps, each with a name (merged by name)")
-
-
 def load_step(path, scenarios: Path | None = None) -> Step:
     """One step file, checked, with its scenario; the name is the file name without .yaml."""
     path = Path(path)
@@ -206,19 +194,13 @@ def load_step(path, scenarios: Path | None = None) -> Step:
         if not (isinstance(q["question"], str) and q["question"].strip()):
             raise StepError(path, "predict.question", "must be a non-empty text")
         question = Question(" ".join(q["question"].split()), list(q["choices"]), q["answer"])
-    change = data.get("change") or {}
-    if not isinstance(change, dict):
-        raise StepError(path, "change", "must map variants of the release to a patch of their service container")
-    for variant, patch in change.items():
-        _check_variant(path, f"change.{variant}", variant, known_variants())
-        _check_patch(path, f"change.{variant}", patch)
     values = data.get("values")
     if values is None:
         values = scenario.values
-    elif not isinstance(values, dict):
-        raise StepError(path, "values", "must be a map of chart values (chart/values.yaml)")
-    if change and not values:
-        raise StepError(path, "values", f"the change needs the chart values that make it (the scenario {scenario.name} has none)")
+    elif not (isinstance(values, dict) and values):
+        raise StepError(path, "values", "must be a non-empty map of chart values (chart/values.yaml)")
+    if "{command}" not in (data.get("solution") or "") and values:
+        raise StepError(path, "solution", "must show the step's command as {command} (the helm upgrade that applies its values)")
     judge = data.get("judge") or {v: v for v in scenario.predict}
     if not isinstance(judge, dict) or not judge:
         raise StepError(path, "judge", "must map variants of the release to variants the scenario predicts")
@@ -240,10 +222,93 @@ def load_step(path, scenarios: Path | None = None) -> Step:
         hints=[" ".join(h.split()) for h in hints],
         solution=_text(path, data, "solution"),
         predict=question,
-        change=change,
         values=values,
         judge=dict(judge),
     )
+
+
+# --- the values of a step, and the command that applies them ---
+
+
+def leaves(values: dict, prefix: tuple = ()) -> dict[tuple, object]:
+    """VALUES flattened to its leaves: {("variants", "blocking", "mode"): "virtual"}."""
+    out = {}
+    for key, value in (values or {}).items():
+        if isinstance(value, dict) and value:
+            out |= leaves(value, (*prefix, key))
+        else:
+            out[(*prefix, key)] = value
+    return out
+
+
+_UNSET = object()
+
+
+def lookup(values: dict, path: tuple):
+    """The value at PATH in VALUES, or _UNSET."""
+    for key in path:
+        if not isinstance(values, dict) or key not in values:
+            return _UNSET
+        values = values[key]
+    return values
+
+
+def _put(values: dict, path: tuple, value) -> None:
+    for key in path[:-1]:
+        values = values.setdefault(key, {})
+    values[path[-1]] = value
+
+
+def _drop(values: dict, path: tuple) -> None:
+    """PATH removed from VALUES, and the maps it leaves empty."""
+    if len(path) == 1:
+        values.pop(path[0], None)
+        return
+    inner = values.get(path[0])
+    if isinstance(inner, dict):
+        _drop(inner, path[1:])
+        if not inner:
+            values.pop(path[0])
+
+
+def workshop_keys(steps: list[Step]) -> list[tuple]:
+    """Every value any step sets, in the steps' order."""
+    found = {}
+    for s in steps:
+        found |= dict.fromkeys(leaves(s.values))
+    return list(found)
+
+
+def target_values(current: dict, start: dict, step: Step | None, keys: list[tuple]) -> dict:
+    """The release's values for STEP (None: Reset): CURRENT, the release's own values now, with every
+    workshop key as STEP sets it, else as START (the values the workshop found) had it, else unset."""
+    out = json.loads(json.dumps(current or {}))
+    mine = leaves(step.values) if step else {}
+    for path in keys:
+        value = mine[path] if path in mine else lookup(start or {}, path)
+        if value is _UNSET:
+            _drop(out, path)
+        else:
+            _put(out, path, value)
+    return out
+
+
+def _set_value(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "null" if value is None else str(value)
+
+
+def set_flags(current: dict, target: dict, keys: list[tuple]) -> list[str]:
+    """The --set arguments that take the release from CURRENT to TARGET with `helm upgrade --reuse-values`:
+    one per workshop key where they differ, its TARGET value, or null where TARGET leaves it unset (Helm
+    removes a value set to null: the chart's own default applies again)."""
+    flags = []
+    for path in keys:
+        want, have = lookup(target, path), lookup(current or {}, path)
+        if want != have:
+            flags.append(f"--set {'.'.join(path)}={'null' if want is _UNSET else _set_value(want)}")
+    return flags
 
 
 def load_steps(folder=STEPS, scenarios: Path | None = None) -> list[Step]:
@@ -263,7 +328,8 @@ def main(argv=None) -> int:
         return 1
     for i, s in enumerate(steps, 1):
         judged = ", ".join(f"{m} as {t}" if m != t else m for m, t in s.judge.items())
-        print(f"{i}. {s.name}: {s.title} (scenario {s.scenario.name}; judged: {judged}; change: {', '.join(s.change) or 'none'})")
+        change = " ".join(f"{'.'.join(k)}={v}" for k, v in leaves(s.values).items()) or "none"
+        print(f"{i}. {s.name}: {s.title} (scenario {s.scenario.name}; judged: {judged}; values: {change})")
     return 0
 
 

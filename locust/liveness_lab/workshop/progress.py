@@ -7,8 +7,10 @@ Two keys, JSON each:
 - ``progress.json``: the step on screen, per step whether its check was met (``done``, when) or skipped,
   the hints and solution shown, the participant's prediction; ``done``/``total``; and the last check's
   state and reason (what the instructor's table prints);
-- ``start.json``: the variants' service containers as the workshop first found them (API JSON), what
-  Reset puts back and every step's change applies to.
+- ``start-values.json``: the release's own values (Helm's stored ones, `helm get values`) as the workshop
+  first found them: what every workshop key (a value some step sets) is when no step sets it, which Reset
+  puts back (course.target_values). A ``start.json`` of an older master (the containers it patched) is
+  not read.
 
 Plain data both ways: a ConfigMap written by an older master (a step renamed or gone) loads, the unknown
 steps left out.
@@ -19,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 PROGRESS_KEY = "progress.json"
-START_KEY = "start.json"
+START_KEY = "start-values.json"
 VERSION = 1
 
 
@@ -95,7 +97,7 @@ def encode(progress_json: dict, start: dict | None) -> dict[str, str]:
 
 
 def decode(data: dict | None) -> tuple[dict | None, dict | None]:
-    """(progress.json, start.json) of a ConfigMap's data; None for a key missing or not JSON."""
+    """(progress.json, start-values.json) of a ConfigMap's data; None for a key missing or not JSON."""
     out = []
     for key in (PROGRESS_KEY, START_KEY):
         try:

@@ -19,6 +19,7 @@ participants' ``admin`` binding of docs/workshop.md does not, so they cannot see
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import unicodedata
@@ -197,7 +198,8 @@ def read_room(context: str | None) -> dict:
     from kubernetes import client, config
 
     try:
-        config.load_kube_config(context=context)
+        # KUBECONFIG as it is now: the client reads it once, when it is first imported.
+        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"), context=context)
     except Exception as e:  # no file, no such context
         raise RoomError(
             f"no kubeconfig context {context or '(current)'}: {e}",

@@ -16,9 +16,12 @@ progress the API refused to keep answers 503, or 409 when someone else keeps wri
     GET  /liveness-lab/workshop/window                what the current check judges (the window, the release)
 
 Skip and Reset stop a running swarm first (new pods under load never settle, and the window would mix two
-releases), then set each variant's service container through the API (``cluster.WorkshopApi``: get and
-patch on the release's own Deployments). A POST from a page of another origin is refused before it gets here
-(``ui_auth.refuse_other_origin``, for every route of the web UI).
+releases), then upgrade the release through Helm with its own chart (``helm.HelmRelease``): Skip to the
+step's values, Reset to the values the workshop started with, each keeping every value of the
+participant's that no step sets (``course.target_values``). The step's shown command is the
+``helm upgrade --reuse-values --set ...`` that gets to the same values from the release as it is now. A
+POST from a page of another origin is refused before it gets here (``ui_auth.refuse_other_origin``, for
+every route of the web UI).
 
 The data is the other tabs': the Pods poller's pods and events (no Kubernetes call of its own for them),
 the master's stats history (``locust_ext/stats_history.py``) and its runner's counts; the Deployments are
@@ -41,10 +44,11 @@ from liveness_lab.base.settle import settle_problems
 from liveness_lab.base.variants import TABLE, user_class
 from liveness_lab.locust_ext.ui_auth import problem
 
-from .change import container_of, differences
-from .check import SETTLE_S, Release, Window, evaluate, expected_container
+from .change import containers
+from .check import SETTLE_S, Release, Window, evaluate
 from .cluster import ApiError, WorkshopApi, progress_name
-from .course import StepError, load_steps
+from .course import StepError, load_steps, set_flags, target_values, workshop_keys
+from .helm import HelmError, HelmRelease
 from .progress import Progress, decode, encode
 
 log = logging.getLogger(__name__)
@@ -71,7 +75,15 @@ class Workshop:
     """The steps, the progress and the current check of one release."""
 
     def __init__(
-        self, steps, api: WorkshopApi, runner_of=lambda: None, options_of=lambda: None, poller=None, ticks=None, settle_s=SETTLE_S
+        self,
+        steps,
+        api: WorkshopApi,
+        runner_of=lambda: None,
+        options_of=lambda: None,
+        poller=None,
+        ticks=None,
+        settle_s=SETTLE_S,
+        helm: HelmRelease | None = None,
     ):
         self.steps = steps
         self.by_name = {s.name: s for s in steps}
@@ -81,7 +93,10 @@ class Workshop:
         self.settle_s = settle_s
         self.variants = [v.name for v in TABLE]
         self.progress = Progress.new(self.names[0])
-        self.start: dict[str, dict] = {}
+        self.keys = workshop_keys(steps)
+        self.helm = helm or HelmRelease(api)
+        self.start: dict | None = None  # the release's values as the workshop found them
+        self._rendered: tuple | None = None  # (release revision, step) -> its expected containers and command
         self.loaded = False
         self.store_error: str | None = "not read yet"
         self._rv = None
@@ -98,8 +113,8 @@ class Workshop:
     # --- progress in the ConfigMap ---
 
     def load(self) -> None:
-        """The progress and the starting containers from the ConfigMap; the starting containers read from
-        the Deployments the first time (the release as the workshop found it)."""
+        """The progress and the values the workshop started with from the ConfigMap; those values read from
+        Helm's latest revision of the release the first time (the release as the workshop found it)."""
         try:
             found = self.api.read_progress()
         except ApiError as e:
@@ -117,15 +132,14 @@ class Workshop:
         saved, start = decode(data)
         if saved:
             self.progress = Progress.from_json(saved, self.names)
-        self.start = start or {}
-        if not self.start:
+        self.start = start if isinstance(start, dict) else None
+        if self.start is None:
             try:
-                deployments = self.api.deployments(self.variants)
-            except ApiError as e:
-                self.store_error = f"the release's Deployments cannot be read: {e}"
+                self.start = self.helm.latest().get("config") or {}
+            except (ApiError, HelmError) as e:
+                self.store_error = f"the release's values cannot be read from Helm: {e}"
                 return
-            self.start = {self._variant_of(d): container_of(d) for d in deployments["items"]}
-            log.info("workshop: the release as it started recorded (%s)", ", ".join(sorted(self.start)))
+            log.info("workshop: the release's values as it started recorded: %s", json.dumps(self.start, sort_keys=True))
             self.save(force=True)
         self.loaded = True
 
@@ -259,9 +273,10 @@ class Workshop:
             elif self.poller.error is not None:
                 error = error or self.poller.error
             pods = {"items": self.poller.items if self.poller is not None else []}
-            self.release = Release(deployments, pods, self.start, error)
-            self.update_window(now)
             step = self.by_name[self.progress.current]
+            expected, render_error = self.expected(step)
+            self.release = Release(deployments, pods, expected, error, render_error)
+            self.update_window(now)
             self.result = evaluate(step, self.release, self.window, now, self.settle_s)
             mine = self.progress.of(step.name)
             changed = self.progress.last.get("state") != self.result.state or self.progress.last.get("step") != step.name
@@ -277,6 +292,40 @@ class Workshop:
                 changed = True
             self.progress.last = {"step": step.name, "state": self.result.state, "reason": self.result.reason, "t": round(now, 1)}
             self.save(force=changed, now=now)
+
+    def _plan(self, step):
+        """STEP on the release as Helm has it now: (latest revision, the values STEP runs it with, the --set
+        flags from its current values to those); cached per revision and step."""
+        release = self.helm.latest()
+        if self._rendered and self._rendered[0] == (release["version"], step.name if step else None):
+            return self._rendered[1]
+        current = release.get("config") or {}
+        target = target_values(current, self.start or {}, step, self.keys)
+        flags = set_flags(current, target, self.keys)
+        plan = {"release": release, "target": target, "flags": flags, "expected": None}
+        self._rendered = ((release["version"], step.name if step else None), plan)
+        return plan
+
+    def expected(self, step) -> tuple[dict | None, str | None]:
+        """Each variant's service container as the release's chart renders it with STEP's values (the
+        check's measure of whether the release runs them), or None and why not."""
+        try:
+            plan = self._plan(step)
+            if plan["expected"] is None:
+                plan["expected"] = containers(self.helm.render(plan["target"], plan["release"]))
+            return plan["expected"], None
+        except (ApiError, HelmError) as e:
+            return None, str(e)
+
+    def command(self, step, helm_release: str) -> str:
+        """The helm upgrade that applies STEP's values to the release as it is now, as a participant types it."""
+        try:
+            flags = self._plan(step)["flags"]
+        except (ApiError, HelmError) as e:
+            return f"(the command cannot be worked out now: {e})"
+        if not flags:
+            return f"(your release already runs these values: nothing to upgrade for {helm_release})"
+        return f"helm upgrade {helm_release} chart -n {self.api.namespace} --reuse-values {' '.join(flags)} --wait"
 
     def _loop(self):
         while True:
@@ -305,19 +354,22 @@ class Workshop:
             return True
         return False
 
-    def _set_containers(self, wanted: dict[str, dict]) -> list[str]:
-        """Sets each variant's service container to WANTED's where it differs; the variants changed."""
+    def _upgrade(self, step) -> bool:
+        """The release upgraded through Helm to STEP's values (None: Reset's); False when it already runs them."""
+        if self.start is None:
+            why = "no record of the values the release started with: the progress ConfigMap is missing"
+            raise ActionError(409, "Start not recorded", why)
         try:
-            live = {self._variant_of(d): d for d in self.api.deployments(sorted(wanted))["items"]}
-            missing = sorted(set(wanted) - set(live))
-            if missing:
-                raise ActionError(409, "Not deployed", f"the release has no Deployment of {', '.join(missing)}")
-            changed = [v for v, c in sorted(wanted.items()) if differences(c, container_of(live[v]))]
-            for v in changed:
-                self.api.set_container(v, wanted[v])
+            plan = self._plan(step)
+            if not plan["flags"] and plan["target"] == (plan["release"].get("config") or {}):
+                return False
+            self.helm.upgrade(plan["target"], plan["release"])
         except ApiError as e:
             raise ActionError(502, "The Kubernetes API refused", str(e)) from e
-        return changed
+        except HelmError as e:
+            raise ActionError(e.status, "Helm refused" if e.status != 409 else "Helm is busy", str(e)) from e
+        self._rendered = None
+        return True
 
     def act(self, name: str, action: str, body: dict | None = None, now: float | None = None) -> dict:
         now = time.time() if now is None else now
@@ -343,24 +395,14 @@ class Workshop:
                     raise ActionError(400, "Bad choice", f"choice must be one of: {', '.join(step.predict.choices)}")
                 mine.prediction = choice
             elif action == "skip":
-                missing = sorted((set(step.judge) | set(step.change)) - set(self.start))
-                if missing:
-                    raise ActionError(
-                        409, "Start not recorded", f"no record of how {', '.join(missing)} started: the progress ConfigMap is missing"
-                    )
                 stopped = self.stop_swarm()
-                changed = self._set_containers(
-                    {v: expected_container(step, self.start, v) for v in sorted(set(step.judge) | set(step.change))}
-                )
+                changed = self._upgrade(step)
                 mine.skipped_at = now
                 self.progress.skips += 1
                 self.progress.current = name
+                done = "the release was upgraded to this step's values with Helm and is rolling out; "
                 message = (
-                    (
-                        f"applied to {', '.join(changed)}: the release is rolling out; "
-                        if changed
-                        else "the release already runs this step's change; "
-                    )
+                    (done if changed else "the release already runs this step's values; ")
                     + ("the swarm was stopped; " if stopped else "")
                     + "start a swarm once the check says the release has settled"
                 )
@@ -373,16 +415,15 @@ class Workshop:
     def reset(self, now: float | None = None) -> dict:
         now = time.time() if now is None else now
         with self.lock:
-            if not self.start:
-                raise ActionError(409, "Start not recorded", "no record of how the release started: the progress ConfigMap is missing")
             stopped = self.stop_swarm()
-            changed = self._set_containers(dict(self.start))
+            changed = self._upgrade(None)
             self.progress.resets += 1
-            self.save_or_refuse(now, f"{', '.join(changed)} set back to how the workshop started" if changed else "")
+            self.save_or_refuse(now, "the release was set back to the values it started with" if changed else "")
         message = (
-            f"{', '.join(changed)} set back to how the workshop started: the release is rolling out"
+            "the release was upgraded with Helm back to the values the workshop started with (yours that no step sets kept) "
+            "and is rolling out"
             if changed
-            else "the release already runs its starting values"
+            else "the release already runs the values it started with"
         ) + ("; the swarm was stopped" if stopped else "")
         log.info("workshop: reset: %s", message)
         self.check_now()
@@ -411,7 +452,7 @@ class Workshop:
                     "metAt": mine.met_at,
                     "skipped": mine.skipped_at is not None,
                     "hintsShown": [h.format_map(_Fill(fill)) for h in s.hints[: mine.hints]],
-                    "solution": s.solution.format_map(_Fill(fill)) if mine.solution else None,
+                    "solution": s.solution.format_map(_Fill(fill | {"command": self.command(s, helm_release)})) if mine.solution else None,
                     "prediction": mine.prediction,
                     "answer": s.predict.answer if (told and s.predict) else None,
                     "lesson": s.scenario.lesson if told else None,
@@ -437,7 +478,16 @@ class Workshop:
         r = self.release
         return {
             "window": self.window.to_json() if self.window else None,
-            "release": None if r is None else {"deployments": r.deployments, "pods": r.pods, "start": r.start, "error": r.error},
+            "release": None
+            if r is None
+            else {
+                "deployments": r.deployments,
+                "pods": r.pods,
+                "expected": r.expected,
+                "renderError": r.render_error,
+                "startValues": self.start,
+                "error": r.error,
+            },
             "step": self.progress.current,
         }
 
@@ -449,8 +499,10 @@ class _Fill(dict):
         return "{" + key + "}"
 
 
-# Replaced in tests/replay_locustfile.py: the recorded release instead of the API.
+# Replaced in tests/replay_locustfile.py and the workshop's tests: the recorded release instead of the API,
+# and the real helm rendering it without a cluster.
 Api = WorkshopApi
+Helm = HelmRelease
 
 
 def install(environment, poller=None, ticks=None) -> Workshop | None:
@@ -479,9 +531,11 @@ def install(environment, poller=None, ticks=None) -> Workshop | None:
         web_ui.app.register_blueprint(blueprint)
         return None
 
+    api = Api(coordinates.release(), poller.kube if poller is not None else None)
     workshop = Workshop(
         steps,
-        Api(coordinates.release(), poller.kube if poller is not None else None),
+        api,
+        helm=Helm(api),
         runner_of=lambda: environment.runner,
         options_of=lambda: environment.parsed_options,
         poller=poller,
