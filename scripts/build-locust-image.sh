@@ -14,6 +14,7 @@
 #                     in builds, or a TLS proxy whose CA the base image does not trust)
 #   --force           rebuild even when the image is up to date
 # Environment: BASE_IMAGE (as above); LIVENESS_LAB_PYTHON (the host's python3 for --offline-wheels, 3.11+).
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
 # shellcheck source=lib/venv.sh

@@ -8,6 +8,7 @@
 # Environment (defaults):
 #   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   the caches --purge removes
 # shellcheck source-path=SCRIPTDIR
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=lib/common.sh

@@ -34,6 +34,7 @@
 #   LIVENESS_LAB_HELM_TIMEOUT=10m        how long helm waits for every pod to be Ready
 #   LIVENESS_LAB_NODE_WAIT=300s          how long to wait for the node to be Ready
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/docker.sh"; . "$LL_LIB/airgap.sh"; . "$LL_LIB/cluster.sh"; . "$LL_LIB/venv.sh"

@@ -60,10 +60,10 @@ ll_use_this_bash
 
 ll_now() { date +%s; }
 
-# ll_usage: the running script's header comment (line 2 up to `set -o`), without the comment marks
-# and shellcheck directives: every script's --help.
+# ll_usage: the running script's header comment (line 2 up to its first line of code: the any-shell check
+# that bash runs it, then `set -o`), without the comment marks and shellcheck directives: every script's --help.
 ll_usage() {
-  awk 'NR == 1 { next } /^set -o/ { exit } /^# shellcheck/ { next } { sub(/^# ?/, ""); print }' "$0"
+  awk 'NR == 1 { next } !/^#/ { exit } /^# shellcheck/ { next } { sub(/^# ?/, ""); print }' "$0"
 }
 
 LL_START=${LL_START:-$(ll_now)}

@@ -191,11 +191,32 @@ def on_path(name: str, path: str) -> list:
     return found
 
 
+def link_chain(path: str) -> list:
+    """PATH and every link it leads through, in order (`readlink` hop by hop, each folder's own links
+    resolved), up to 40 hops: where a loop ends it."""
+    chain, hop = [], os.path.abspath(path)
+    while len(chain) < 40:
+        hop = os.path.join(os.path.realpath(os.path.dirname(hop)), os.path.basename(hop))
+        chain.append(hop)
+        if not os.path.islink(hop):
+            break
+        hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
+    return chain
+
+
+def in_own_bin(env: Env, path: str) -> bool:
+    """PATH is the clone's own .tools/bin's, or leads to it through links (a user who linked the tools the
+    closing lines name into ~/bin, or ~/bin itself a link to .tools/bin): not a tool of the user's."""
+    own = os.path.realpath(env.bin)
+    return any(os.path.dirname(hop) == own for hop in link_chain(path))
+
+
 def compatible_on_path(env: Env, name: str):
     """(binary, version) of the first NAME on PATH that compatible() accepts, or None. The clone's own
-    .tools/bin is not the user's: what it links to is found in the cache instead."""
+    .tools/bin is not the user's, nor a link into it (adopted, .tools/bin/NAME would become a link to a
+    link to itself): what it links to is found in the cache instead."""
     for candidate in on_path(name, env.path):
-        if os.path.dirname(candidate) == str(env.bin):
+        if in_own_bin(env, candidate):
             continue
         version = tool_version(name, candidate)
         if compatible(env, name, version):
@@ -403,8 +424,14 @@ def describe_tool(env: Env, name: str) -> str:
 
 
 def link(target, at: Path) -> None:
-    """AT becomes a symbolic link to TARGET (`ln -sf`)."""
+    """AT becomes a symbolic link to TARGET (`ln -sf`); Die when TARGET leads back to AT (a link loop)."""
     at.parent.mkdir(parents=True, exist_ok=True)
+    here = os.path.join(os.path.realpath(at.parent), at.name)
+    if here in link_chain(os.path.join(at.parent, target)):
+        raise Die(
+            f"{at} would become a link to itself ({target} leads back to it)",
+            f"remove the links to {at} that lead there, or put the tool itself first on PATH",
+        )
     new = at.with_name(f".{at.name}.{os.getpid()}")
     os.symlink(str(target), new)
     os.replace(new, at)
