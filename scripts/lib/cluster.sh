@@ -111,6 +111,25 @@ check_restart_cap() {
   done
 }
 
+# cluster_kubernetes_version: the Kubernetes release the existing cluster's control plane runs (its node
+# image's /kind/version, in kind's images and ours alike); nothing when Docker cannot say (a stopped node).
+cluster_kubernetes_version() {
+  docker exec "$KIND_CLUSTER_NAME-control-plane" cat /kind/version 2>/dev/null | head -n 1 || true
+}
+
+# check_cluster_kubernetes: an existing cluster runs the Kubernetes of this run (KUBERNETES_VERSION), or
+# cluster-up stops before it builds or changes anything, naming both and the fix. One cluster at a time:
+# every cluster of this clone maps the same ports on 127.0.0.1 (kind-config.yaml), so two cannot run side
+# by side; their node images can (one per release), which makes switching back a minute's work.
+check_cluster_kubernetes() {
+  local have
+  cluster_exists || return 0
+  have=$(cluster_kubernetes_version)
+  [ -n "$have" ] && [ "$have" != "$KUBERNETES_VERSION" ] || return 0
+  die "cluster $KIND_CLUSTER_NAME runs Kubernetes $have; $KUBERNETES_VERSION asked for ($LL_KUBERNETES_FROM)" \
+    "one cluster at a time (each maps 127.0.0.1's ports of kind-config.yaml): scripts/cluster-down.sh && scripts/cluster-up.sh --kubernetes-version $(ll_kubernetes_minor "$KUBERNETES_VERSION"); or keep it: --kubernetes-version $(ll_kubernetes_minor "$have")"
+}
+
 LL_CREATING=0
 # cleanup_half_created_cluster: after a failure or Ctrl-C during 'kind create', no node is left behind.
 cleanup_half_created_cluster() {
@@ -180,6 +199,7 @@ create_cluster() {
   local image=$1 mode=$2 workers=${3:-0} max_restart=${4:-} config=$LL_CACHE/generated/kind-config.yaml
   if cluster_exists; then
     reuse_cluster "$workers"
+    check_cluster_kubernetes # again: a node Docker had stopped could not say before
     check_restart_cap "$max_restart"
   else
     render_kind_config "$mode" "$config" "$workers" "$max_restart"

@@ -374,3 +374,38 @@ def test_usage_errors_exit_2(env, args):
     run = tools_py(env, *args)
     assert run.returncode == 2
     assert "usage: scripts/libexec/tools.py" in run.stderr
+
+
+# Helm 4 is the pin; LIVENESS_LAB_HELM_VERSION names another release (a run on Helm 3), which is then the
+# only one used, from PATH or the cache.
+def test_liveness_lab_helm_version_pins_that_release_only(env, tmp_path):
+    env["LIVENESS_LAB_HELM_VERSION"] = "v3.22.0"
+    fake_tool(tmp_path / "new" / "helm", "v4.3.1")
+    env["PATH"] = str(tmp_path / "new")
+    mirror = env["LIVENESS_LAB_DOWNLOAD_MIRROR"]
+    assert tools_py(env, "source", "helm").stdout == f"download {mirror}/get.helm.sh/helm-v3.22.0-{OS}-{ARCH}.tar.gz\n"
+    described = tools_py(env, "describe", "helm").stdout
+    assert described.startswith("v3.22.0: download ") and "(v4.3.1: helm must be LIVENESS_LAB_HELM_VERSION's v3.22.0)" in described
+    fake_tool(tmp_path / "three" / "helm", "v3.22.0")
+    env["PATH"] = os.pathsep.join([str(tmp_path / "new"), str(tmp_path / "three")])
+    assert tools_py(env, "source", "helm").stdout == f"path {tmp_path / 'three' / 'helm'} v3.22.0\n"
+    del env["LIVENESS_LAB_HELM_VERSION"]
+    assert tools_py(env, "source", "helm").stdout == f"path {tmp_path / 'new' / 'helm'} v4.3.1\n"
+
+
+@pytest.mark.parametrize("asked", ["v3.16.4", "3.22.0", "v4", "latest"])
+def test_liveness_lab_helm_version_that_cannot_be_used_is_refused(env, asked):
+    env["LIVENESS_LAB_HELM_VERSION"] = asked
+    run = tools_py(env, "describe", "helm")
+    assert run.returncode == 1 and run.stdout == ""
+    assert f"error: LIVENESS_LAB_HELM_VERSION must be a Helm release, 3.17 or newer, as v3.22.0 (it is '{asked}')" in run.stderr
+    assert "fix: e.g. LIVENESS_LAB_HELM_VERSION=v3.22.0" in run.stderr
+
+
+def test_a_helm_older_than_317_on_path_is_not_used_and_the_plan_says_why(env, tmp_path):
+    fake_tool(tmp_path / "old" / "helm", "v3.16.4")
+    env["PATH"] = str(tmp_path / "old")
+    described = tools_py(env, "describe", "helm").stdout
+    assert described.startswith(f"{HELM}: download ")
+    why = f"; not {tmp_path / 'old' / 'helm'} (v3.16.4: helm must be 3.17 or newer, or Helm 4): upgrade it, or use {bin_of(env, 'helm')}"
+    assert why in described, described
