@@ -236,7 +236,7 @@ EOF
   cluster:       $(describe_cluster)
   service image: $SERVICE_IMAGE:$SERVICE_VERSION, built in $(jdk_base) onto $(jre_base) (scripts/build-service-image.sh)
   locust image:  $LOCUST_IMAGE:$LOCUST_IMAGE_TAG on $(python_base) (scripts/build-locust-image.sh)
-  chart:         helm upgrade --install liveness-lab ./chart -n liveness-lab --wait, when it changed
+  chart:         helm upgrade --install liveness-lab ./chart -n liveness-lab --wait (client-side apply, on Helm 4 too), when it changed
 EOF
 }
 

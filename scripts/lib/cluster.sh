@@ -278,6 +278,21 @@ label_namespace() {
     pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted >/dev/null
 }
 
+# helm_apply_flags: how the release's objects are applied: client-side, on Helm 4 too. Helm 4 applies a new
+# release server-side (an existing one keeps the method it was installed with), and then a field that
+# someone else changed through the API is theirs: the lab's actions scale Deployments and set their
+# environment outside Helm (locust/liveness_lab/lab/actions.py), the workshop's Skip replaces a container,
+# and after such a change, even one put back, the next `helm upgrade` or `helm rollback` that sets that
+# field to another value fails ("Apply failed with 1 conflict: conflict with ... .spec.replicas"; seen
+# with Helm 4.3.1 on a local API server). Client-side, Helm 4 patches with Helm 3's three-way merge, which
+# those were written for; the lab's own upgrades follow the release's method.
+helm_apply_flags() {
+  case $(helm version --template '{{.Version}}' 2>/dev/null) in
+    v3.*) ;;
+    *) echo --server-side=false ;;
+  esac
+}
+
 # install_chart: helm upgrade --install, only when something changed; pods of a release that was
 # already there restart when 'kind load' brought a new image under the same tag. --take-ownership lets
 # a user who sets namespace.manage=true adopt the namespace made here (the chart then renders it).
@@ -296,7 +311,7 @@ install_chart() {
     log "chart: release $LL_RELEASE is up to date, not touched"
   else
     # shellcheck disable=SC2046
-    step helm-upgrade helm upgrade --install "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) \
+    step helm-upgrade helm upgrade --install "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) $(helm_apply_flags) \
       --create-namespace --take-ownership --wait --timeout "$timeout"
   fi
   if [ "$existed" = 1 ] && [ "$LL_IMAGES_CHANGED" = 1 ]; then

@@ -167,3 +167,20 @@ print(" ".join(n["role"] + ("+ports" if n.get("extraPortMappings") else "") for 
   run check_cluster_kubernetes # no cluster
   assert_success
 }
+
+# Issue 50: Helm 4 installs a new release server-side; then the lab's actions (a scale put back, an
+# environment variable put back) make the next helm upgrade or rollback that changes the field fail with a
+# conflict. cluster-up's release is applied client-side on Helm 4 too; Helm 3 has no such flag.
+@test "helm_apply_flags: --server-side=false on Helm 4, nothing on Helm 3" {
+  local v
+  for v in v4.3.1 v4.0.0 v3.22.0 v3.17.0; do
+    printf '#!/bin/sh\necho %s\n' "$v" >"$BATS_TEST_TMPDIR/stubs/helm"
+    chmod +x "$BATS_TEST_TMPDIR/stubs/helm"
+    run helm_apply_flags
+    assert_success
+    case $v in
+      v4.*) assert_output "--server-side=false" ;;
+      *) assert_output "" ;;
+    esac
+  done
+}
