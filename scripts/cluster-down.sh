@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Deletes the liveness-lab kind cluster (a no-op when there is none) and keeps the build caches, so the
-# next scripts/cluster-up.sh takes minutes, not the first run's half hour.
+# next scripts/cluster-up.sh takes minutes, not the first run's hour.
 #
 # Usage: scripts/cluster-down.sh [--purge] [--help]
 #   --purge   also remove the caches (~/.cache/liveness-lab), the locally built images and .tools/
