@@ -97,6 +97,8 @@ REFUSING = {
 }
 STAND_INS = ("date", "sed", "wc", "paste", *REFUSING)
 SIMULATION = "macOS userland simulation"
+# In a folder of links of path_without_gnu_only: the folder it stands for.
+FARM_OF = ".macos-userland-farm-of"
 
 
 def fail(message: str, status: int = 1) -> None:
@@ -307,11 +309,12 @@ class BuildFailed(Exception):
 def _run_step(argv: list, cwd: Path, log: Path, attempts: int = 1) -> None:
     """ARGV in CWD, its output appended to LOG, tried up to ATTEMPTS times with a doubling wait between; raises
     BuildFailed when the last try fails."""
+    env = {**os.environ, "PATH": host_path(os.environ.get("PATH", os.defpath))}
     for attempt in range(1, attempts + 1):
         with open(log, "a") as f:
             f.write(f"$ {' '.join(map(str, argv))}" + (f"  (try {attempt} of {attempts})" if attempts > 1 else "") + "\n")
             f.flush()
-            rc = subprocess.run(argv, cwd=cwd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+            rc = subprocess.run(argv, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
             if rc == 0:
                 return
             if attempt < attempts:
@@ -446,9 +449,31 @@ def path_without_gnu_only(path: str, farm: str) -> str:
                 entry = os.path.join(folder, name)
                 if name not in MACOS_MISSING and os.path.exists(entry):
                     os.symlink(entry, os.path.join(links, name))
+            # Which folder it stands for (host_path).
+            with open(os.path.join(links, FARM_OF), "w") as f:
+                f.write(folder + "\n")
             folder = links
         out.append(folder)
     return ":".join(out)
+
+
+def host_path(path: str) -> str:
+    """PATH as this machine has it, where PATH may be the simulated userland's (path_without_gnu_only): its
+    stand-ins' folder left out, each folder of links the folder it stands for. The bash 3.2 stand-in is built
+    with it: its build is this machine's (apt-get, Debian's apt-key, configure, make), not a Mac user's script,
+    and it is started from a userland whose mktemp refuses apt-key's `mktemp --directory` (issue 50: the
+    build failed at apt-get under the cluster suite's userland, and passed minutes later outside it)."""
+    out = []
+    for folder in path.split(os.pathsep):
+        if os.path.exists(os.path.join(folder, ".lib", "macos_userland.py")):
+            continue
+        try:
+            with open(os.path.join(folder, FARM_OF)) as f:
+                folder = f.read().strip()
+        except OSError:
+            pass
+        out.append(folder)
+    return os.pathsep.join(out)
 
 
 def main(argv: list) -> None:
