@@ -17,6 +17,7 @@
 #                     in builds, or a TLS proxy whose CA the base image does not trust)
 #   --force           rebuild even when the image is up to date
 # Environment: BASE_IMAGE (as above); LIVENESS_LAB_PYTHON (the host's python3 for --offline-wheels, 3.11+).
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
 # shellcheck source=lib/venv.sh
@@ -71,12 +72,15 @@ image_helm() {
   [ "$(uname -s)" = Linux ] && [ "$arch" = "$(uname -m)" ] ||
     die "get.helm.sh does not answer and the Docker machine ($arch) is not this machine's CPU: no helm for the image" \
       "let the build reach get.helm.sh, or build the image on a Linux machine of that CPU"
-  if [ ! -x "$dir/helm" ]; then
+  local helm=$dir/helm
+  if [ -x "$LL_CACHE/helm-$HELM_VERSION/bin/helm" ]; then
+    helm=$LL_CACHE/helm-$HELM_VERSION/bin/helm  # cluster-up's own build or download of the pin
+  elif [ ! -x "$helm" ]; then
     ensure_go
     build_helm "$dir"
   fi
   mkdir -p "$LL_ROOT/locust/.helm"
-  cp "$dir/helm" "$LL_ROOT/locust/.helm/helm"
+  cp "$helm" "$LL_ROOT/locust/.helm/helm"
 }
 
 helm=(--build-arg "HELM_VERSION=$HELM_VERSION")

@@ -9,6 +9,7 @@
 #   --jdk IMAGE   build-stage image with a JDK >= 21 (default: $JDK_IMAGE, else JDK_BASE_IMAGE from there)
 #   --force       rebuild even when the image is up to date
 # Environment: BASE_IMAGE, JDK_IMAGE (as above).
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
 

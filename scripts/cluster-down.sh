@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Deletes the liveness-lab kind cluster (a no-op when there is none) and keeps the build caches, so the
-# next scripts/cluster-up.sh takes minutes, not the first run's half hour.
+# next scripts/cluster-up.sh takes minutes, not the first run's hour.
 #
 # Usage: scripts/cluster-down.sh [--purge] [--help]
 #   --purge   also remove the caches (~/.cache/liveness-lab), the locally built images and .tools/
@@ -8,6 +8,7 @@
 # Environment (defaults):
 #   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   the caches --purge removes
 # shellcheck source-path=SCRIPTDIR
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 # shellcheck source=lib/common.sh

@@ -3,12 +3,23 @@
 # Docker (or, as root on Debian, not even that) to the demo running. Where a container registry answers,
 # the official kind node image and base images are pulled and kind, helm and kubectl are taken from
 # PATH when compatible or downloaded (checked against their published SHA-256); where none does, every
-# image is built locally from the Go module proxy and Debian packages (the first time 15 to 20 minutes
-# on 2 cores, then cached under ~/.cache/liveness-lab). Safe to re-run: an existing cluster is reused,
+# image is built locally from the Go module proxy and Debian packages (the first time 38 to 62 minutes on
+# 2 cores, measured fresh: Kubernetes' own build 18 to 38 of them, then etcd, CoreDNS, containerd and crictl
+# about 10, the service and Locust images about 6; docs/no-registry.md. Then cached under
+# ~/.cache/liveness-lab: later runs take about a minute). Safe to re-run: an existing cluster is reused,
 # a half-finished build resumes, an unchanged image or release is left alone and no pod restarts.
 # Needs bash >= 4.1 (macOS: brew install bash).
 #
-# Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--max-restart-period SECONDS] [--dry-run] [--help]
+# Usage: scripts/cluster-up.sh [--kubernetes-version V] [--airgap] [--workers N] [--max-restart-period SECONDS]
+#                              [--dry-run] [--help]
+#   --kubernetes-version V
+#               the Kubernetes of the cluster: a minor of KUBERNETES_MINORS in scripts/versions.env (1.35,
+#               1.36, 1.37, the default, and 1.38, a pre-release until it ships) or its pinned release
+#               (v1.36.4): kind's published node image of that release, pinned by digest, where a registry
+#               answers (where kind publishes none, `kind build node-image --type release` builds it), built
+#               here with that release's etcd and CoreDNS where none does. One cluster at a time: one that
+#               runs another release is refused with the fix (scripts/cluster-down.sh first); the node
+#               images of several releases stay side by side, so switching back takes about a minute
 #   --airgap    build every image locally even where a registry answers
 #   --workers N N worker nodes besides the control plane (default: LIVENESS_LAB_WORKERS, else 0: one
 #               node). The NodePorts stay mapped on the control plane and reach pods on every node.
@@ -23,25 +34,29 @@
 #   --dry-run   print the plan (registry or not, images, tools and where each comes from) and change nothing
 #
 # Environment (defaults):
+#   LIVENESS_LAB_KUBERNETES_VERSION=     the Kubernetes when --kubernetes-version is not given (empty: 1.37)
 #   LIVENESS_LAB_WORKERS=0               worker nodes when --workers is not given
 #   LIVENESS_LAB_MAX_RESTART_PERIOD=     seconds, when --max-restart-period is not given (empty: the kubelet's 300)
 #   LIVENESS_LAB_REGISTRY=auto           yes | no: take this answer instead of asking the registry
 #   LIVENESS_LAB_REGISTRY_WAIT=30        seconds the registry check waits for a first answer
-#   LIVENESS_LAB_NODE_IMAGE=<KIND_NODE_IMAGE of scripts/versions.env>   the kind node image to pull
+#   LIVENESS_LAB_NODE_IMAGE=<the release's node image of scripts/versions.env>   the kind node image to pull
+#   LIVENESS_LAB_HELM_VERSION=           a Helm release to use instead of HELM_VERSION (Helm 4), 3.17 or newer:
+#                                        v3.22.0 runs on Helm 3 (that release only, from PATH, the cache or its download)
 #   LIVENESS_LAB_DOWNLOAD_MIRROR=        fetch tool releases https://HOST/PATH from MIRROR/HOST/PATH
 #   LIVENESS_LAB_CACHE=~/.cache/liveness-lab   build caches, downloaded tools and step logs (logs/)
 #   LIVENESS_LAB_DEBIAN_MIRROR=<host's apt sources>   Debian mirror for the local builds
 #   LIVENESS_LAB_HELM_TIMEOUT=10m        how long helm waits for every pod to be Ready
 #   LIVENESS_LAB_NODE_WAIT=300s          how long to wait for the node to be Ready
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/docker.sh"; . "$LL_LIB/airgap.sh"; . "$LL_LIB/cluster.sh"; . "$LL_LIB/venv.sh"
 use_tools_bin
 
-KIND_NODE_IMAGE=${LIVENESS_LAB_NODE_IMAGE:-$KIND_NODE_IMAGE}
-
 AIRGAP=0
+KUBE_WANT=${LIVENESS_LAB_KUBERNETES_VERSION:-}
+KUBE_FROM=LIVENESS_LAB_KUBERNETES_VERSION
 DRY_RUN=0
 WORKERS=${LIVENESS_LAB_WORKERS:-0}
 WORKERS_FROM=LIVENESS_LAB_WORKERS
@@ -50,6 +65,11 @@ MAX_RESTART_FROM=LIVENESS_LAB_MAX_RESTART_PERIOD
 parse_args() {
   while [ $# -gt 0 ]; do
     case $1 in
+      --kubernetes-version)
+        [ $# -ge 2 ] || LL_DIE_STATUS=2 die "--kubernetes-version needs a version" "e.g. --kubernetes-version 1.36; the supported ones: $(ll_kubernetes_supported)"
+        KUBE_WANT=$2 KUBE_FROM=--kubernetes-version
+        shift ;;
+      --kubernetes-version=*) KUBE_WANT=${1#--kubernetes-version=} KUBE_FROM=--kubernetes-version ;;
       --airgap) AIRGAP=1 ;;
       --workers)
         [ $# -ge 2 ] || LL_DIE_STATUS=2 die "--workers needs a number" "e.g. --workers 2 (one control plane and two workers)"
@@ -77,6 +97,9 @@ parse_args() {
     *) LL_DIE_STATUS=2 die "$MAX_RESTART_FROM must be a whole number of seconds from 1 to 300 (it is '$MAX_RESTART')" \
       "e.g. --max-restart-period 60; leave it out for the kubelet's default, 300" ;;
   esac
+  # The release's pins (scripts/versions.env), then the user's node image, which replaces its published one.
+  if [ -n "$KUBE_WANT" ] || [ "$KUBE_FROM" = --kubernetes-version ]; then ll_select_kubernetes "$KUBE_WANT" "$KUBE_FROM"; fi
+  KIND_NODE_IMAGE=${LIVENESS_LAB_NODE_IMAGE:-$KIND_NODE_IMAGE}
 }
 
 # describe_nodes: the plan's nodes line.
@@ -105,17 +128,19 @@ decide_mode() {
   if [ "$AIRGAP" = 1 ]; then
     MODE=airgap MODE_REASON="--airgap given"
   else
+    # Asked with this release's published node image, else (a pre-release) with the default's.
+    local probe=${KIND_NODE_IMAGE:-$LL_DEFAULT_NODE_IMAGE}
     case ${LIVENESS_LAB_REGISTRY:-auto} in
       yes) MODE=registry MODE_REASON="LIVENESS_LAB_REGISTRY=yes" ;;
       no) MODE=airgap MODE_REASON="LIVENESS_LAB_REGISTRY=no" ;;
       auto)
-        if registry_answers "$KIND_NODE_IMAGE"; then
-          MODE=registry MODE_REASON="a pull of $KIND_NODE_IMAGE is answered: $REGISTRY_ANSWER"
+        if registry_answers "$probe"; then
+          MODE=registry MODE_REASON="a pull of $probe is answered: $REGISTRY_ANSWER"
         elif is_root_debian; then
-          MODE=airgap MODE_REASON="no container registry answers for $KIND_NODE_IMAGE: $REGISTRY_ANSWER"
+          MODE=airgap MODE_REASON="no container registry answers for $probe: $REGISTRY_ANSWER"
         else
-          die "the registry check failed: 'docker pull $KIND_NODE_IMAGE' said: $REGISTRY_ANSWER" \
-            "if Docker can pull images here (a Docker Hub rate limit or a slow network fails this check too), run again with LIVENESS_LAB_REGISTRY=yes; to build every image locally instead (root on Debian, with Go, gcc and debootstrap; 15-20 minutes), LIVENESS_LAB_REGISTRY=no"
+          die "the registry check failed: 'docker pull $probe' said: $REGISTRY_ANSWER" \
+            "if Docker can pull images here (a Docker Hub rate limit or a slow network fails this check too), run again with LIVENESS_LAB_REGISTRY=yes; to build every image locally instead (root on Debian, with Go, gcc and debootstrap; 38 to 62 minutes on 2 cores the first time), LIVENESS_LAB_REGISTRY=no"
         fi ;;
       *) die "LIVENESS_LAB_REGISTRY must be yes, no or auto (it is '$LIVENESS_LAB_REGISTRY')" ;;
     esac
@@ -146,7 +171,15 @@ refuse_airgap_elsewhere() {
     "where Docker can pull images (a laptop with internet), run without --airgap and with LIVENESS_LAB_REGISTRY unset or =yes: the official images are pulled; otherwise run it on a Debian or Ubuntu machine as root"
 }
 
-node_image() { if [ "$MODE" = registry ]; then echo "$KIND_NODE_IMAGE"; else local_node_image; fi; }
+# node_image: the node image of this run: the release's published one, pulled; where kind publishes none (a
+# pre-release), the one `kind build node-image --type release` makes of it; where no registry answers, ours.
+node_image() {
+  if [ "$MODE" = airgap ]; then
+    local_node_image
+  else
+    echo "${KIND_NODE_IMAGE:-$LOCAL_NODE_IMAGE:$KUBERNETES_VERSION-kind}"
+  fi
+}
 jre_base() { if [ "$MODE" = registry ]; then echo "$JRE_BASE_IMAGE"; else echo "$LOCAL_JRE_BASE_IMAGE"; fi; }
 jdk_base() { if [ "$MODE" = registry ]; then echo "$JDK_BASE_IMAGE"; else echo "$LOCAL_JDK_BASE_IMAGE"; fi; }
 python_base() { if [ "$MODE" = registry ]; then echo "$LOCUST_BASE_IMAGE"; else echo "$LOCAL_PYTHON_BASE_IMAGE"; fi; }
@@ -186,12 +219,13 @@ print_plan() {
   [ "$MODE" = airgap ] && mirror=$(debian_mirror 2>/dev/null || echo "none found: set LIVENESS_LAB_DEBIAN_MIRROR")
   cat <<EOF
 plan for kind cluster '$KIND_CLUSTER_NAME' (Kubernetes $KUBERNETES_VERSION)
+  kubernetes:    $KUBERNETES_VERSION ($LL_KUBERNETES_FROM; supported: $(ll_kubernetes_supported))
   mode:          $MODE ($MODE_REASON)
   docker:        $(describe_docker)
   kind:          $(describe_tool kind)
   helm:          $(describe_tool helm)
   kubectl:       $(describe_kubectl)
-  node image:    $(node_image) ($(how "Kubernetes, etcd $ETCD_VERSION, CoreDNS $COREDNS_VERSION, containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION from the Go module proxy"))
+  node image:    $(node_image) ($(describe_node_image))
   JRE base:      $(jre_base) ($(how "debootstrap $LOCAL_BASE_SUITE + $LL_JRE_PACKAGES"))
   JDK base:      $(jdk_base) ($(how "debootstrap $LOCAL_BASE_SUITE + $LL_JDK_PACKAGES"))
   Locust base:   $(python_base) ($(how "debootstrap $LOCAL_BASE_SUITE + $LL_PYTHON_PACKAGES"))
@@ -201,11 +235,34 @@ EOF
   kind config:   kind-config.yaml$(config_additions_summary)
   nodes:         $(describe_nodes)
   runc wrapper:  $(if host_has_cap_sys_resource; then echo "not needed"; else echo "needed: this host lacks CAP_SYS_RESOURCE"; fi)
-  cluster:       $(if cluster_exists 2>/dev/null; then echo "exists: reuse it"; else echo "create"; fi)
+  cluster:       $(describe_cluster)
   service image: $SERVICE_IMAGE:$SERVICE_VERSION, built in $(jdk_base) onto $(jre_base) (scripts/build-service-image.sh)
   locust image:  $LOCUST_IMAGE:$LOCUST_IMAGE_TAG on $(python_base) (scripts/build-locust-image.sh)
-  chart:         helm upgrade --install liveness-lab ./chart -n liveness-lab --wait, when it changed
+  chart:         helm upgrade --install liveness-lab ./chart -n liveness-lab --wait (client-side apply, on Helm 4 too), when it changed
 EOF
+}
+
+# describe_node_image: where the plan's node image comes from.
+describe_node_image() {
+  if [ "$MODE" = airgap ]; then
+    how "Kubernetes $KUBERNETES_VERSION${KUBERNETES_GO:+ (with Go $KUBERNETES_GO, GOTOOLCHAIN)}, etcd $ETCD_VERSION, CoreDNS $COREDNS_VERSION, containerd $CONTAINERD_VERSION, CNI plugins $CNI_PLUGINS_VERSION from the Go module proxy"
+  elif [ -n "$KIND_NODE_IMAGE" ]; then
+    how ""
+  else
+    echo "built here by kind $KIND_VERSION: kind build node-image --type release $KUBERNETES_VERSION (kind publishes no image of a pre-release; it downloads the release and pulls kind's base image)"
+  fi
+}
+
+# describe_cluster: the plan's cluster line: created, reused, or refused (another Kubernetes runs in it).
+describe_cluster() {
+  local have
+  cluster_exists 2>/dev/null || { echo "create"; return 0; }
+  have=$(cluster_kubernetes_version)
+  if [ -z "$have" ] || [ "$have" = "$KUBERNETES_VERSION" ]; then
+    echo "exists${have:+ (Kubernetes $have)}: reuse it"
+  else
+    echo "exists with Kubernetes $have, not $KUBERNETES_VERSION: refused (one cluster at a time: scripts/cluster-down.sh first)"
+  fi
 }
 
 # resolve_tools: kind, helm and kubectl before anything is created, so a missing tool stops the run
@@ -229,7 +286,13 @@ config_additions_summary() {
 # prepare_images: the node image and the base images, pulled or built.
 prepare_images() {
   if [ "$MODE" = registry ]; then
-    pull_if_missing "$KIND_NODE_IMAGE"
+    if [ -n "$KIND_NODE_IMAGE" ]; then
+      pull_if_missing "$KIND_NODE_IMAGE"
+    elif docker image inspect "$(node_image)" >/dev/null 2>&1; then
+      log "node image $(node_image): present"
+    else
+      step "build-node-image-$KUBERNETES_VERSION" kind build node-image --type release "$KUBERNETES_VERSION" --image "$(node_image)"
+    fi
     pull_if_missing "$JRE_BASE_IMAGE"
     pull_if_missing "$JDK_BASE_IMAGE"
     pull_if_missing "$LOCUST_BASE_IMAGE"
@@ -332,6 +395,7 @@ main() {
   decide_kubectl
   print_plan >&2
   resolve_tools
+  check_cluster_kubernetes # before any image is built for it
   prepare_images
   if kubectl_deferred; then ensure_kubectl; fi
   create_cluster "$(node_image)" "$MODE" "$WORKERS" "$MAX_RESTART"

@@ -11,6 +11,7 @@
 # Exit codes: 0 every prediction held, 1 one did not, 2 a run could not tell (and none failed), 3 usage
 # or set-up error (locust/liveness_lab/base/exits.py).
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/venv.sh"

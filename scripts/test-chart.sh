@@ -22,6 +22,7 @@
 #   LIVENESS_LAB_RELEASE=liveness-lab                   release name
 #   LIVENESS_LAB_HELM_TEST_TIMEOUT=5m                   how long `helm test` and each rollout may take
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/tools.sh"; . "$LL_LIB/venv.sh"

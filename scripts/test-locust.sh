@@ -16,6 +16,7 @@
 # Uses 127.0.0.1 ports 18080-18085 (and one free port the kernel picks, the master's for its worker). Ends with pytest's "N passed" line; with LIVENESS_LAB_JUNIT=DIR (set
 # by scripts/test.sh) pytest also writes DIR/pytest.xml.
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/venv.sh"; . "$LL_LIB/webui.sh"; . "$LL_LIB/tools.sh"

@@ -16,6 +16,7 @@
 # [--keep-cluster] [--cluster-up-arg=ARG]. Exits non-zero when a test failed or none passed. With
 # LIVENESS_LAB_JUNIT=DIR (set by scripts/test.sh) also DIR/pytest.xml.
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"

@@ -29,6 +29,7 @@
 # Surefire, helm-unittest); a suite's line says how many test cases it ran, and the last line, "N passed,
 # N failed", sums them over the suites (scripts/tests/run_suites.py). A suite that exits non-zero counts
 # at least one failure; one that reports no test, or only skipped ones, fails.
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 . "$(dirname "$0")/lib/common.sh"
 
@@ -62,6 +63,9 @@ ensure_vermin() {
 
 suite_lint() {
   ensure_pkg shellcheck shellcheck
+  # The shells a user may start the scripts with by mistake (sh and dash are Debian's own).
+  ensure_pkg zsh zsh
+  ensure_pkg mksh mksh
   ensure_vermin
   # ruff: a pin of requirements-dev.txt, in the dev .venv.
   # shellcheck source=lib/venv.sh

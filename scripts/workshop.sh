@@ -12,6 +12,7 @@
 # Environment: LIVENESS_LAB_KUBE_CONTEXT (default kind-liveness-lab), when --context is not given.
 # Exit codes: 0 the table was printed, 3 usage or set-up error (no such context, the API refused).
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib
+[ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/venv.sh"

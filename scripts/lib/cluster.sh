@@ -111,6 +111,25 @@ check_restart_cap() {
   done
 }
 
+# cluster_kubernetes_version: the Kubernetes release the existing cluster's control plane runs (its node
+# image's /kind/version, in kind's images and ours alike); nothing when Docker cannot say (a stopped node).
+cluster_kubernetes_version() {
+  docker exec "$KIND_CLUSTER_NAME-control-plane" cat /kind/version 2>/dev/null | head -n 1 || true
+}
+
+# check_cluster_kubernetes: an existing cluster runs the Kubernetes of this run (KUBERNETES_VERSION), or
+# cluster-up stops before it builds or changes anything, naming both and the fix. One cluster at a time:
+# every cluster of this clone maps the same ports on 127.0.0.1 (kind-config.yaml), so two cannot run side
+# by side; their node images can (one per release), which makes switching back a minute's work.
+check_cluster_kubernetes() {
+  local have
+  cluster_exists || return 0
+  have=$(cluster_kubernetes_version)
+  [ -n "$have" ] && [ "$have" != "$KUBERNETES_VERSION" ] || return 0
+  die "cluster $KIND_CLUSTER_NAME runs Kubernetes $have; $KUBERNETES_VERSION asked for ($LL_KUBERNETES_FROM)" \
+    "one cluster at a time (each maps 127.0.0.1's ports of kind-config.yaml): scripts/cluster-down.sh && scripts/cluster-up.sh --kubernetes-version $(ll_kubernetes_minor "$KUBERNETES_VERSION"); or keep it: --kubernetes-version $(ll_kubernetes_minor "$have")"
+}
+
 LL_CREATING=0
 # cleanup_half_created_cluster: after a failure or Ctrl-C during 'kind create', no node is left behind.
 cleanup_half_created_cluster() {
@@ -180,6 +199,7 @@ create_cluster() {
   local image=$1 mode=$2 workers=${3:-0} max_restart=${4:-} config=$LL_CACHE/generated/kind-config.yaml
   if cluster_exists; then
     reuse_cluster "$workers"
+    check_cluster_kubernetes # again: a node Docker had stopped could not say before
     check_restart_cap "$max_restart"
   else
     render_kind_config "$mode" "$config" "$workers" "$max_restart"
@@ -266,6 +286,20 @@ label_namespace() {
     pod-security.kubernetes.io/warn=restricted pod-security.kubernetes.io/audit=restricted >/dev/null
 }
 
+# helm_apply_flags: how the release's objects are applied: client-side, on Helm 4 too. Helm 4 applies a new
+# release server-side (an existing one keeps the method it was installed with), and then a field that
+# someone else changed through the API is theirs: the lab's actions scale Deployments and set their
+# environment outside Helm (locust/liveness_lab/lab/actions.py), and after such a change, even one put back, the next `helm upgrade` or `helm rollback` that sets that
+# field to another value fails ("Apply failed with 1 conflict: conflict with ... .spec.replicas"; seen
+# with Helm 4.3.1 on a local API server). Client-side, Helm 4 patches with Helm 3's three-way merge, which
+# those were written for; the lab's own upgrades follow the release's method.
+helm_apply_flags() {
+  case $(helm version --template '{{.Version}}' 2>/dev/null) in
+    v3.*) ;;
+    *) echo --server-side=false ;;
+  esac
+}
+
 # install_chart: helm upgrade --install, only when something changed; pods of a release that was
 # already there restart when 'kind load' brought a new image under the same tag. The release keeps the
 # values its user gave it (--reset-then-reuse-values: the chart's defaults, then the release's own values,
@@ -286,7 +320,7 @@ install_chart() {
     log "chart: release $LL_RELEASE is up to date, not touched"
   else
     # shellcheck disable=SC2046
-    step helm-upgrade helm upgrade --install "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) $(cluster_values) \
+    step helm-upgrade helm upgrade --install "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) $(helm_apply_flags) $(cluster_values) \
       --reset-then-reuse-values --create-namespace --take-ownership --wait --timeout "$timeout"
   fi
   if [ "$existed" = 1 ] && [ "$LL_IMAGES_CHANGED" = 1 ]; then

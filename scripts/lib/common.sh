@@ -39,6 +39,86 @@ LL_NAMESPACE=liveness-lab
 LL_RELEASE=liveness-lab
 export LL_KUBE_CONTEXT LL_NAMESPACE LL_RELEASE
 
+# The Kubernetes release of this run: scripts/versions.env's default (KUBERNETES_VERSION, KIND_NODE_IMAGE,
+# ETCD_VERSION, COREDNS_VERSION) until ll_select_kubernetes picks another minor's pins into those names;
+# LL_KUBERNETES_FROM says who asked for it (an option, a setting, or the default).
+# KUBERNETES_GO: the Go toolchain its build needs (empty: this machine's go). LL_DEFAULT_*: the default's
+# pins, kept (the registry check asks for the default's node image where a minor has none published).
+KUBERNETES_GO=
+LL_KUBERNETES_FROM="the default"
+LL_DEFAULT_KUBERNETES_VERSION=$KUBERNETES_VERSION LL_DEFAULT_NODE_IMAGE=$KIND_NODE_IMAGE
+LL_DEFAULT_ETCD_VERSION=$ETCD_VERSION LL_DEFAULT_COREDNS_VERSION=$COREDNS_VERSION
+
+# ll_kubernetes_minor RELEASE: "1.37" of v1.37.0 (or 1.37.0, v1.37, 1.38.0-beta.0); nothing when it is not one.
+ll_kubernetes_minor() {
+  local v=${1#v}
+  v=$(printf '%s\n' "$v" | sed -n 's/^\([0-9][0-9]*\)\.\([0-9][0-9]*\)\(\.[0-9][0-9]*\(-[0-9A-Za-z.]*\)\{0,1\}\)\{0,1\}$/\1.\2/p')
+  printf '%s' "$v"
+}
+
+# ll_kubernetes_pin MINOR KEY: scripts/versions.env's KEY (VERSION, NODE_IMAGE, ETCD, COREDNS, GO) of a
+# supported MINOR: the unsuffixed key of the default minor, KUBERNETES_<M>_<m>_KEY of the others.
+ll_kubernetes_pin() {
+  local minor=$1 key=$2 name
+  if [ "$minor" = "$(ll_kubernetes_minor "$LL_DEFAULT_KUBERNETES_VERSION")" ]; then
+    case $key in
+      VERSION) echo "$LL_DEFAULT_KUBERNETES_VERSION" ;;
+      NODE_IMAGE) echo "$LL_DEFAULT_NODE_IMAGE" ;;
+      ETCD) echo "$LL_DEFAULT_ETCD_VERSION" ;;
+      COREDNS) echo "$LL_DEFAULT_COREDNS_VERSION" ;;
+      GO) echo "" ;;
+    esac
+    return 0
+  fi
+  name=KUBERNETES_${minor//./_}_$key
+  echo "${!name:-}"
+}
+
+# ll_kubernetes_supported: the supported minors as a user reads them: "1.35 (v1.35.8), ..., 1.38 (v1.38.0-beta.0,
+# a pre-release)", the default marked.
+ll_kubernetes_supported() {
+  local minor release out=""
+  for minor in ${KUBERNETES_MINORS//,/ }; do
+    release=$(ll_kubernetes_pin "$minor" VERSION)
+    case $release in
+      "$LL_DEFAULT_KUBERNETES_VERSION") release+=", the default" ;;
+      *-*) release+=", a pre-release" ;;
+    esac
+    out+="${out:+, }$minor ($release)"
+  done
+  echo "$out"
+}
+
+# ll_select_kubernetes WANT FROM: this run's Kubernetes is the supported minor WANT names ("1.36", "v1.36",
+# or its pinned release "v1.36.4"): its pins go into KUBERNETES_VERSION, KIND_NODE_IMAGE (empty: kind
+# publishes none), ETCD_VERSION, COREDNS_VERSION and KUBERNETES_GO, and LL_KUBERNETES_VERSION is exported
+# (scripts/libexec/tools.py: the kubectl to match). Anything else stops with exit 2, naming FROM (the option
+# or setting it came from) and the supported list.
+ll_select_kubernetes() {
+  local want=$1 from=$2 minor release
+  minor=$(ll_kubernetes_minor "$want")
+  case ",$KUBERNETES_MINORS," in
+    *",$minor,"*) ;;
+    *) LL_DIE_STATUS=2 die "$from: Kubernetes '$want' is not one cluster-up runs" \
+      "give a minor or its release: $(ll_kubernetes_supported) (scripts/versions.env)" ;;
+  esac
+  release=$(ll_kubernetes_pin "$minor" VERSION)
+  [ -n "$release" ] || die "scripts/versions.env lists $minor in KUBERNETES_MINORS but pins no KUBERNETES_${minor//./_}_VERSION"
+  case v${want#v} in
+    "v$minor" | "$release") ;;
+    *) LL_DIE_STATUS=2 die "$from: Kubernetes $want is not pinned: cluster-up runs $minor as $release" \
+      "--kubernetes-version $minor (or $release); the supported ones: $(ll_kubernetes_supported)" ;;
+  esac
+  KUBERNETES_VERSION=$release
+  KIND_NODE_IMAGE=$(ll_kubernetes_pin "$minor" NODE_IMAGE)
+  ETCD_VERSION=$(ll_kubernetes_pin "$minor" ETCD)
+  COREDNS_VERSION=$(ll_kubernetes_pin "$minor" COREDNS)
+  # shellcheck disable=SC2034 # read by gobuild.sh, cluster.sh and cluster-up.sh
+  KUBERNETES_GO=$(ll_kubernetes_pin "$minor" GO) LL_KUBERNETES_FROM=$from
+  LL_KUBERNETES_VERSION=$release
+  export LL_KUBERNETES_VERSION
+}
+
 # ll_use_this_bash: `bash` names the bash that passed ll_check_bash for everything this script starts:
 # the steps' scripts (`#!/usr/bin/env bash`), the heartbeat, Python's subprocesses. On a Mac whose PATH
 # has /bin/bash 3.2 first (a shell that never ran `brew shellenv`: cron, an IDE's run configuration,
@@ -60,10 +140,10 @@ ll_use_this_bash
 
 ll_now() { date +%s; }
 
-# ll_usage: the running script's header comment (line 2 up to `set -o`), without the comment marks
-# and shellcheck directives: every script's --help.
+# ll_usage: the running script's header comment (line 2 up to its first line of code: the any-shell check
+# that bash runs it, then `set -o`), without the comment marks and shellcheck directives: every script's --help.
 ll_usage() {
-  awk 'NR == 1 { next } /^set -o/ { exit } /^# shellcheck/ { next } { sub(/^# ?/, ""); print }' "$0"
+  awk 'NR == 1 { next } !/^#/ { exit } /^# shellcheck/ { next } { sub(/^# ?/, ""); print }' "$0"
 }
 
 LL_START=${LL_START:-$(ll_now)}

@@ -12,6 +12,13 @@ ensure_go() {
 # go_static ARGS...: go with cgo off, so that the binaries run in any root filesystem.
 go_static() { CGO_ENABLED=0 go "$@"; }
 
+# kube_go COMMAND...: COMMAND (a function too) with GOTOOLCHAIN set to KUBERNETES_GO, the Go toolchain the
+# Kubernetes release asks for when its go.mod needs a newer Go than this machine's (1.38: Go 1.27; the Go
+# module proxy serves the toolchain); as it is when KUBERNETES_GO is empty.
+kube_go() {
+  if [ -n "${KUBERNETES_GO:-}" ]; then GOTOOLCHAIN=$KUBERNETES_GO "$@"; else "$@"; fi
+}
+
 # have_bins DIR NAME...: true when every NAME is an executable in DIR.
 have_bins() {
   local dir=$1 name
@@ -92,6 +99,7 @@ build_kubernetes() {
   scratch_module "$mod" liveness-lab/build/kubernetes
   (
     cd "$mod" || exit
+    [ -z "${KUBERNETES_GO:-}" ] || export GOTOOLCHAIN=$KUBERNETES_GO
     gomod=$(go_module_dir "k8s.io/kubernetes@$v")/go.mod
     [ -f "$gomod" ] || { echo "k8s.io/kubernetes@$v not found on the Go module proxy" >&2; exit 1; }
     staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => \./staging/.*#\1#p' "$gomod")
@@ -127,7 +135,7 @@ ensure_static_cc() {
 build_pause() {
   local src
   [ -x "$2" ] && return 0
-  src=$(go_module_dir "k8s.io/kubernetes@$1")/build/pause/linux/pause.c
+  src=$(kube_go go_module_dir "k8s.io/kubernetes@$1")/build/pause/linux/pause.c
   mkdir -p "$(dirname "$2")"
   gcc -Os -static -DVERSION="liveness-lab" -o "$2.tmp" "$src" && strip "$2.tmp" && mv "$2.tmp" "$2"
 }

@@ -47,7 +47,7 @@ ensure_tool() {
   [ -n "$how" ] || return 0
   read -r _ version dir <<<"$how"
   ensure_go
-  step "build-$1-$version" "build_${1//-/_}" "$dir" || exit
+  step "build-$1-$version" "build_${1//-/_}" "$dir" "$version" || exit
   ll_tools built "$1"
 }
 ensure_kind() { ensure_tool kind; }
@@ -60,17 +60,24 @@ ensure_ct() { ensure_tool ct; }
 # build_kind DIR: kind KIND_VERSION into DIR.
 build_kind() { go_install_into "$1" "sigs.k8s.io/kind@$KIND_VERSION"; }
 
-# build_helm DIR: helm HELM_VERSION into DIR, with the version stamps of Helm's own Makefile, so
-# `helm version` and the default Kubernetes version of `helm template` are what a release reports
-# ('go install' alone leaves them at the module's placeholders).
+# build_helm DIR [VERSION]: helm VERSION (tools.py's: HELM_VERSION, or LIVENESS_LAB_HELM_VERSION) into DIR,
+# Helm 4 (helm.sh/helm/v4) or 3, with the version stamps of Helm's own Makefile, so `helm version` and the
+# default Kubernetes version of `helm template` are what a release reports ('go install' alone leaves them
+# at the module's placeholders). Helm 4 reads that Kubernetes version from its client-go at run time; Helm
+# 3 has it stamped: its client-go's minor (k8s.io/client-go v0.37.x: 1.37), as its Makefile does.
 build_helm() {
-  local minor=${KUBERNETES_VERSION#v1.}
-  minor=${minor%%.*}
-  GOBIN=$1 CGO_ENABLED=0 go install -trimpath \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
-      -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor \
-      -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor" \
-    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  local v=${2:-$HELM_VERSION} major m flags minor
+  major=${v#v}
+  major=${major%%.*}
+  m=helm.sh/helm/v$major
+  flags="-s -w -X $m/internal/version.version=$v"
+  if [ "$major" = 3 ]; then
+    minor=$(sed -n 's|^[[:space:]]*k8s\.io/client-go v0\.\([0-9][0-9]*\)\..*|\1|p' "$(go_module_dir "$m@$v")/go.mod")
+    [ -n "$minor" ] || { echo "no k8s.io/client-go in the go.mod of $m@$v" >&2; return 1; }
+    flags+=" -X $m/pkg/chartutil.k8sVersionMajor=1 -X $m/pkg/chartutil.k8sVersionMinor=$minor"
+    flags+=" -X $m/pkg/lint/rules.k8sVersionMajor=1 -X $m/pkg/lint/rules.k8sVersionMinor=$minor"
+  fi
+  GOBIN=$1 CGO_ENABLED=0 go install -trimpath -ldflags "$flags" "$m/cmd/helm@$v"
 }
 
 # build_helm_unittest DIR: helm-unittest HELM_UNITTEST_VERSION into DIR, stamped as its Makefile does

@@ -24,6 +24,8 @@ Exit status: 0; 1 with "error: ..." and "  fix: ..." on stderr; 2 for a usage er
 
 Environment (set by scripts/lib/common.sh and tools.sh; defaults as there):
   LL_CACHE, LL_LOGS, LL_TOOLS, LL_USER_PATH, LL_START (the script's start, for the log lines' seconds)
+  LL_KUBERNETES_VERSION=   the Kubernetes release kubectl is to match (cluster-up --kubernetes-version);
+                           unset: KUBERNETES_VERSION of scripts/versions.env
   LL_TOOL_DOWNLOADS=auto   yes: download, stop when that fails (the registry path); no: build with Go
                            (the no-registry path); auto: download, else build with Go (the test suites)
   LIVENESS_LAB_DOWNLOAD_MIRROR=   fetch https://HOST/PATH from MIRROR/HOST/PATH instead (tests, proxies)
@@ -81,9 +83,25 @@ class Env:
         self.mirror = environ.get("LIVENESS_LAB_DOWNLOAD_MIRROR", "")
         self.start = int(environ.get("LL_START") or time.time())
         self.versions = versions_env(self.root / "scripts" / "versions.env")
+        # The Kubernetes release of this run (cluster-up's --kubernetes-version: ll_select_kubernetes), which
+        # kubectl matches; else the default.
+        if environ.get("LL_KUBERNETES_VERSION"):
+            self.versions["KUBERNETES_VERSION"] = environ["LL_KUBERNETES_VERSION"]
+        # A Helm release asked for instead of the pin (v3.22.0: a run on Helm 3): that one exactly.
+        self.helm_asked = environ.get("LIVENESS_LAB_HELM_VERSION", "")
+        if self.helm_asked:
+            self.versions["HELM_VERSION"] = self.helm_asked
+
+    def check(self) -> None:
+        """Die when a setting names what cannot be used."""
+        if self.helm_asked and not (re.fullmatch(r"v\d+\.\d+\.\d+", self.helm_asked) and helm_supported(self.helm_asked)):
+            raise Die(
+                f"LIVENESS_LAB_HELM_VERSION must be a Helm release, 3.17 or newer, as v3.22.0 (it is '{self.helm_asked}')",
+                "e.g. LIVENESS_LAB_HELM_VERSION=v3.22.0 for Helm 3; unset, the pinned HELM_VERSION of scripts/versions.env",
+            )
 
     def pinned(self, name: str) -> str:
-        """The version scripts/versions.env pins for NAME."""
+        """The version scripts/versions.env pins for NAME (kubectl: the Kubernetes release of this run)."""
         return self.versions[PIN[name]]
 
     def log(self, message: str) -> None:
@@ -161,11 +179,17 @@ def version_minor(version: str):
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
+def helm_supported(version: str) -> bool:
+    """Helm 3.17 or newer (--take-ownership), or Helm 4."""
+    have = version_minor(version)
+    return have is not None and (have[0] >= 4 or (have[0] == 3 and have[1] >= 17))
+
+
 def compatible(env: Env, name: str, version: str) -> bool:
     """The rule for using a tool the user already has:
     kind    the pinned minor or newer within v0 (kind keeps old node images working; v0.33 is what the
             node image is pinned for)
-    helm    3.17 or newer (--take-ownership), or Helm 4
+    helm    3.17 or newer (--take-ownership), or Helm 4; with LIVENESS_LAB_HELM_VERSION, that release only
     kubectl within one minor of the cluster's Kubernetes (the Kubernetes skew policy)
     helm-unittest, helm-docs, ct: the pinned version only (a test's verdict, or the generated table,
             must not depend on which one a machine has)"""
@@ -177,7 +201,7 @@ def compatible(env: Env, name: str, version: str) -> bool:
     if name == "kind":
         return have[0] == want[0] and have[1] >= want[1]
     if name == "helm":
-        return have[0] >= 4 or (have[0] == 3 and have[1] >= 17)
+        return version == env.helm_asked if env.helm_asked else helm_supported(version)
     return have[0] == want[0] and abs(have[1] - want[1]) <= 1  # kubectl
 
 
@@ -191,11 +215,32 @@ def on_path(name: str, path: str) -> list:
     return found
 
 
+def link_chain(path: str) -> list:
+    """PATH and every link it leads through, in order (`readlink` hop by hop, each folder's own links
+    resolved), up to 40 hops: where a loop ends it."""
+    chain, hop = [], os.path.abspath(path)
+    while len(chain) < 40:
+        hop = os.path.join(os.path.realpath(os.path.dirname(hop)), os.path.basename(hop))
+        chain.append(hop)
+        if not os.path.islink(hop):
+            break
+        hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
+    return chain
+
+
+def in_own_bin(env: Env, path: str) -> bool:
+    """PATH is the clone's own .tools/bin's, or leads to it through links (a user who linked the tools the
+    closing lines name into ~/bin, or ~/bin itself a link to .tools/bin): not a tool of the user's."""
+    own = os.path.realpath(env.bin)
+    return any(os.path.dirname(hop) == own for hop in link_chain(path))
+
+
 def compatible_on_path(env: Env, name: str):
     """(binary, version) of the first NAME on PATH that compatible() accepts, or None. The clone's own
-    .tools/bin is not the user's: what it links to is found in the cache instead."""
+    .tools/bin is not the user's, nor a link into it (adopted, .tools/bin/NAME would become a link to a
+    link to itself): what it links to is found in the cache instead."""
     for candidate in on_path(name, env.path):
-        if os.path.dirname(candidate) == str(env.bin):
+        if in_own_bin(env, candidate):
             continue
         version = tool_version(name, candidate)
         if compatible(env, name, version):
@@ -390,21 +435,51 @@ def tool_source(env: Env, name: str) -> list:
     return ["download", mirrored(env, tool_url(env, name))]
 
 
+def rule(env: Env, name: str) -> str:
+    """compatible()'s rule for NAME, as a user reads it."""
+    if name == "kind":
+        return f"{env.pinned(name)[: env.pinned(name).rindex('.')]} or newer within v0"
+    if name == "helm":
+        return f"LIVENESS_LAB_HELM_VERSION's {env.helm_asked}" if env.helm_asked else "3.17 or newer, or Helm 4"
+    if name == "kubectl":
+        return f"within one minor of Kubernetes {env.pinned(name)}"
+    return f"{env.pinned(name)} exactly"
+
+
+def not_used(env: Env, name: str) -> str:
+    """When the user's PATH has NAME but not a compatible one: which, and what to do (else "")."""
+    for candidate in on_path(name, env.path):
+        if not in_own_bin(env, candidate):
+            have = tool_version(name, candidate) or "of an unknown version"
+            return f"; not {candidate} ({have}: {name} must be {rule(env, name)}): upgrade it, or use {env.bin / name}"
+    return ""
+
+
 def describe_tool(env: Env, name: str) -> str:
     """The plan's line for NAME."""
     how, version = tool_source(env, name), env.pinned(name)
     if how[0] == "path":
         return f"{how[2]} on PATH ({how[1]})"
     if how[0] == "cache":
-        return f"{version} cached ({how[1]})"
+        return f"{version} cached ({how[1]})" + not_used(env, name)
     if how[0] == "download":
-        return f"{version}: download {how[1]} (SHA-256 checked)" + ("" if env.downloads == "yes" else ", else build with Go")
-    return f"{version}: build with Go (no download site answers)"
+        return (
+            f"{version}: download {how[1]} (SHA-256 checked)"
+            + ("" if env.downloads == "yes" else ", else build with Go")
+            + not_used(env, name)
+        )
+    return f"{version}: build with Go (no download site answers)" + not_used(env, name)
 
 
 def link(target, at: Path) -> None:
-    """AT becomes a symbolic link to TARGET (`ln -sf`)."""
+    """AT becomes a symbolic link to TARGET (`ln -sf`); Die when TARGET leads back to AT (a link loop)."""
     at.parent.mkdir(parents=True, exist_ok=True)
+    here = os.path.join(os.path.realpath(at.parent), at.name)
+    if here in link_chain(os.path.join(at.parent, target)):
+        raise Die(
+            f"{at} would become a link to itself ({target} leads back to it)",
+            f"remove the links to {at} that lead there, or put the tool itself first on PATH",
+        )
     new = at.with_name(f".{at.name}.{os.getpid()}")
     os.symlink(str(target), new)
     os.replace(new, at)
@@ -429,11 +504,11 @@ def ensure(env: Env, name: str) -> str:
         env.log(f"{name} {how[2]}: {how[1]}")
     elif how[0] == "cache":
         link(how[1], env.bin / name)
-        env.log(f"{name} {version}: {how[1]}")
+        env.log(f"{name} {version}: {how[1]}{not_used(env, name)}")
     elif how[0] == "download":
         env.logs.mkdir(parents=True, exist_ok=True)
         log_file = env.logs / f"download-{name}-{version}.log"
-        env.log(f"{name} {version}: downloading {how[1]} (log: {log_file})")
+        env.log(f"{name} {version}: downloading {how[1]} (log: {log_file}){not_used(env, name)}")
         lines = []
         with open(log_file, "w") as out:
             ok = download_tool(env, name, folder, lambda line: (lines.append(line), print(line, file=out, flush=True)))
@@ -485,6 +560,7 @@ def main(argv: list) -> int:
     args = parser.parse_args(argv)
     env = Env()
     try:
+        env.check()
         if args.command == "source":
             print(" ".join(tool_source(env, args.name)))
         elif args.command == "describe":

@@ -81,7 +81,7 @@ plan() {
   assert_success
   # A pull is how the registry check asks (stopped at the first layer); nothing else may change a thing.
   # (A real kind in the clone's .tools/bin comes first on PATH and asks docker itself: -v, ps.)
-  run grep -vE '^(docker (-v|ps|info|version|image inspect|pull)( |$)|kind (version|get clusters))' "$STUBS/calls"
+  run grep -vE '^(docker (-v|ps|info|version|image inspect|pull)( |$)|docker exec [^ ]+ cat /kind/version$|kind (version|get clusters))' "$STUBS/calls"
   assert_failure 1
   assert_output ""
   run grep -c . "$STUBS/calls"
@@ -155,7 +155,77 @@ plan() {
 @test "--help prints the usage" {
   run "$ROOT/scripts/cluster-up.sh" --help
   assert_success
-  assert_line "Usage: scripts/cluster-up.sh [--airgap] [--workers N] [--max-restart-period SECONDS] [--dry-run] [--help]"
+  assert_line "Usage: scripts/cluster-up.sh [--kubernetes-version V] [--airgap] [--workers N] [--max-restart-period SECONDS]"
+  refute_output --partial "BASH_VERSION" # the any-shell check is code, not usage
+}
+
+# minor_pin MINOR KEY: scripts/versions.env's KEY (VERSION, NODE_IMAGE, ETCD, COREDNS) of MINOR, read as the
+# file says: the default's unsuffixed keys, every other minor's KUBERNETES_<M>_<m>_KEY.
+minor_pin() {
+  local key=KUBERNETES_${1//./_}_$2
+  if [ "v$1" = "$(echo "$KUBERNETES_VERSION" | cut -d. -f1-2)" ]; then
+    case $2 in VERSION) key=KUBERNETES_VERSION ;; NODE_IMAGE) key=KIND_NODE_IMAGE ;; ETCD) key=ETCD_VERSION ;; COREDNS) key=COREDNS_VERSION ;; esac
+  fi
+  echo "${!key}"
+}
+
+# Issue 50: the lab's figures on each supported release.
+@test "--kubernetes-version: every supported minor's plan names its release's node image, on both paths" {
+  local minor release image
+  [ "$(echo "$KUBERNETES_MINORS" | tr , '\n' | wc -l)" -ge 4 ] || fail "KUBERNETES_MINORS: $KUBERNETES_MINORS"
+  for minor in ${KUBERNETES_MINORS//,/ }; do
+    release=$(minor_pin "$minor" VERSION)
+    image=$(minor_pin "$minor" NODE_IMAGE)
+    [ -n "$release" ] || fail "scripts/versions.env pins no release of $minor"
+    run plan yes --kubernetes-version "$minor"
+    assert_success
+    assert_line "plan for kind cluster 'liveness-lab' (Kubernetes $release)"
+    if [ -n "$image" ]; then
+      [[ $image == "kindest/node:$release@sha256:"* ]] || fail "$minor's node image $image is not kindest/node:$release by digest"
+      assert_output --partial "node image:    $image (pulled)"
+    else # a pre-release: kind publishes no image of it
+      assert_output --partial "node image:    $LOCAL_NODE_IMAGE:$release-kind (built here by kind $KIND_VERSION: kind build node-image --type release $release"
+    fi
+    assert_output --regexp "kubectl: +$release: download https://dl.k8s.io/release/$release/bin/"
+    run plan no --kubernetes-version "v$minor"
+    assert_success
+    assert_output --partial "node image:    $LOCAL_NODE_IMAGE:$release (built here: Kubernetes $release"
+    assert_output --partial "etcd $(minor_pin "$minor" ETCD), CoreDNS $(minor_pin "$minor" COREDNS),"
+    LIVENESS_LAB_KUBERNETES_VERSION=$release run plan no
+    assert_success
+    assert_output --partial "kubernetes:    $release (LIVENESS_LAB_KUBERNETES_VERSION; supported: "
+  done
+  run plan yes
+  assert_output --partial "kubernetes:    $KUBERNETES_VERSION (the default; supported: "
+  run plan no --kubernetes-version 1.38
+  assert_output --partial "(with Go $KUBERNETES_1_38_GO, GOTOOLCHAIN)"
+}
+
+@test "--kubernetes-version that is not supported, or not the pinned release: exit 2 with the list" {
+  local bad
+  for bad in 1.34 v1.39 1.3 latest ""; do
+    run "$ROOT/scripts/cluster-up.sh" --dry-run --kubernetes-version "$bad"
+    assert_failure 2
+    assert_output --partial "error: --kubernetes-version: Kubernetes '$bad' is not one cluster-up runs"
+    assert_output --partial "fix: give a minor or its release: 1.35 ($KUBERNETES_1_35_VERSION), 1.36 ($KUBERNETES_1_36_VERSION), 1.37 ($KUBERNETES_VERSION, the default), 1.38 ($KUBERNETES_1_38_VERSION, a pre-release)"
+  done
+  run "$ROOT/scripts/cluster-up.sh" --dry-run --kubernetes-version v1.36.0
+  assert_failure 2
+  assert_output --partial "error: --kubernetes-version: Kubernetes v1.36.0 is not pinned: cluster-up runs 1.36 as $KUBERNETES_1_36_VERSION"
+  LIVENESS_LAB_KUBERNETES_VERSION=1.30 run "$ROOT/scripts/cluster-up.sh" --dry-run
+  assert_failure 2
+  assert_output --partial "error: LIVENESS_LAB_KUBERNETES_VERSION: Kubernetes '1.30' is not one"
+  run "$ROOT/scripts/cluster-up.sh" --kubernetes-version
+  assert_failure 2
+  assert_output --partial "--kubernetes-version needs a version"
+}
+
+@test "a cluster that runs another Kubernetes: the plan says it is refused; the same one is reused" {
+  STUB_CLUSTER_VERSION=$KUBERNETES_VERSION run plan yes --kubernetes-version 1.35
+  assert_success
+  assert_output --partial "cluster:       exists with Kubernetes $KUBERNETES_VERSION, not $KUBERNETES_1_35_VERSION: refused (one cluster at a time: scripts/cluster-down.sh first)"
+  STUB_CLUSTER_VERSION=$KUBERNETES_1_35_VERSION run plan yes --kubernetes-version 1.35
+  assert_output --partial "cluster:       exists (Kubernetes $KUBERNETES_1_35_VERSION): reuse it"
 }
 
 # A laptop: no GNU timeout, no Go, other versions of kind, helm and kubectl on PATH, a registry that

@@ -154,3 +154,33 @@ print(" ".join(n["role"] + ("+ports" if n.get("extraPortMappings") else "") for 
   run unmapped_host_ports liveness-lab-control-plane
   assert_output ""
 }
+
+# Issue 50: one cluster at a time (they would share 127.0.0.1's NodePorts); cluster-up stops before it builds.
+@test "check_cluster_kubernetes: a cluster of another release is refused naming both and the fix; the same passes" {
+  ll_select_kubernetes 1.36 --kubernetes-version
+  STUB_CLUSTER_VERSION=$KUBERNETES_1_35_VERSION run check_cluster_kubernetes
+  assert_failure 1
+  assert_output --partial "error: cluster liveness-lab runs Kubernetes $KUBERNETES_1_35_VERSION; $KUBERNETES_1_36_VERSION asked for (--kubernetes-version)"
+  assert_output --partial "fix: one cluster at a time (each maps 127.0.0.1's ports of kind-config.yaml): scripts/cluster-down.sh && scripts/cluster-up.sh --kubernetes-version 1.36; or keep it: --kubernetes-version 1.35"
+  STUB_CLUSTER_VERSION=$KUBERNETES_1_36_VERSION run check_cluster_kubernetes
+  assert_success
+  run check_cluster_kubernetes # no cluster
+  assert_success
+}
+
+# Issue 50: Helm 4 installs a new release server-side; then the lab's actions (a scale put back, an
+# environment variable put back) make the next helm upgrade or rollback that changes the field fail with a
+# conflict. cluster-up's release is applied client-side on Helm 4 too; Helm 3 has no such flag.
+@test "helm_apply_flags: --server-side=false on Helm 4, nothing on Helm 3" {
+  local v
+  for v in v4.3.1 v4.0.0 v3.22.0 v3.17.0; do
+    printf '#!/bin/sh\necho %s\n' "$v" >"$BATS_TEST_TMPDIR/stubs/helm"
+    chmod +x "$BATS_TEST_TMPDIR/stubs/helm"
+    run helm_apply_flags
+    assert_success
+    case $v in
+      v4.*) assert_output "--server-side=false" ;;
+      *) assert_output "" ;;
+    esac
+  done
+}

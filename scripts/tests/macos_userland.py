@@ -28,7 +28,9 @@ With --mac, DIR also makes this machine a Mac as the scripts ask about it (the b
   bash      the /bin/bash a Mac has first on PATH where `brew shellenv` never ran: bash 3.2. LIVENESS_LAB_SIM_BASH32
             when set (a bash 3.2 built from GNU's sources), else Debian's bash built from its source package
             with its version set to 3.2.57, Apple's (cached under <cache>/bash-as-3.2.57-debian-VERSION): it
-            stops at the scripts' version check as Apple's does, and is bash 5 in everything else
+            stops at the scripts' version check as Apple's does, and is bash 5 in everything else. Its
+            downloads are tried 4 times (5, 10, 20 s apart); a failed build's log is kept in
+            LIVENESS_LAB_LOGS (default <cache>/logs) as bash-as-3.2.57-failed-TIME-PID.log, named in the error
   python3   the Python a Mac user is told to install, LOCUST_PYTHON_MIN_MACOS (LIVENESS_LAB_SIM_PYTHON, else
             python3.12 on PATH or pyenv's)
 The bash a Mac user chooses by hand (Homebrew's, /opt/homebrew/bin/bash) is --bash's answer: LIVENESS_LAB_SIM_BASH,
@@ -51,6 +53,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 CACHE = Path(os.environ.get("LIVENESS_LAB_CACHE") or Path.home() / ".cache" / "liveness-lab")
@@ -94,6 +97,8 @@ REFUSING = {
 }
 STAND_INS = ("date", "sed", "wc", "paste", *REFUSING)
 SIMULATION = "macOS userland simulation"
+# In a folder of links of path_without_gnu_only: the folder it stands for.
+FARM_OF = ".macos-userland-farm-of"
 
 
 def fail(message: str, status: int = 1) -> None:
@@ -290,8 +295,57 @@ def _apt_sources() -> tuple:
     fail("no Debian source found in /etc/apt (the bash 3.2 stand-in is built from Debian's bash source package)")
 
 
+# The bash 3.2 stand-in's downloads (apt-get update, apt-get source) are tried this many times, waiting
+# RETRY_WAIT_S, then twice, four times as long between tries: a mirror's hiccup on a fresh machine must not
+# fail the suite (issue 50: one did, once, and its log was gone).
+ATTEMPTS = 4
+RETRY_WAIT_S = 5
+
+
+class BuildFailed(Exception):
+    """A step of the bash 3.2 stand-in's build failed; the message says which."""
+
+
+def _run_step(argv: list, cwd: Path, log: Path, attempts: int = 1) -> None:
+    """ARGV in CWD, its output appended to LOG, tried up to ATTEMPTS times with a doubling wait between; raises
+    BuildFailed when the last try fails."""
+    env = {**os.environ, "PATH": host_path(os.environ.get("PATH", os.defpath))}
+    for attempt in range(1, attempts + 1):
+        with open(log, "a") as f:
+            f.write(f"$ {' '.join(map(str, argv))}" + (f"  (try {attempt} of {attempts})" if attempts > 1 else "") + "\n")
+            f.flush()
+            rc = subprocess.run(argv, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+            if rc == 0:
+                return
+            if attempt < attempts:
+                wait = RETRY_WAIT_S * 2 ** (attempt - 1)
+                f.write(f"exit {rc}; trying again in {wait} s\n")
+        if attempt < attempts:
+            time.sleep(wait)
+    raise BuildFailed(f"{' '.join(map(str, argv[:3]))}... (exit {rc}" + (f", {attempts} tries" if attempts > 1 else "") + ")")
+
+
+def _keep_log(log: Path) -> Path:
+    """The failed build's LOG moved where no later build removes it: LIVENESS_LAB_LOGS (default <cache>/logs),
+    named with the time and this process."""
+    logs = Path(os.environ.get("LIVENESS_LAB_LOGS") or CACHE / "logs")
+    logs.mkdir(parents=True, exist_ok=True)
+    stem, n = f"bash-as-{APPLE_BASH}-failed-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}", 1
+    kept = logs / f"{stem}.log"
+    while kept.exists():
+        n += 1
+        kept = logs / f"{stem}-{n}.log"
+    if log.exists():
+        shutil.copyfile(log, kept)
+    else:
+        kept.write_text("the build failed before its log was written\n")
+    return kept
+
+
 def bash32() -> str:
-    """A bash that says it is 3.2.57: LIVENESS_LAB_SIM_BASH32, else built here (see the module's doc)."""
+    """A bash that says it is 3.2.57: LIVENESS_LAB_SIM_BASH32, else built here (see the module's doc) into the
+    cache, once. Each build works in a folder of its own (two suites may build at once), tries its downloads
+    ATTEMPTS times, and on failure keeps its log (_keep_log), naming it in the error."""
     given = os.environ.get("LIVENESS_LAB_SIM_BASH32")
     if given:
         return given
@@ -300,8 +354,22 @@ def bash32() -> str:
     binary = out / "bin" / "bash"
     if os.access(binary, os.X_OK):
         return str(binary)
-    work = CACHE / "build" / f"bash-as-{APPLE_BASH}"
+    work = CACHE / "build" / f"bash-as-{APPLE_BASH}-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
+    log = work / "build.log"
+    try:
+        _build_bash32(work, log, uri, suite, signed, binary)
+    except BuildFailed as error:
+        kept = _keep_log(log)
+        shutil.rmtree(work, ignore_errors=True)
+        fail(f"building the bash 3.2 stand-in failed at {error}; log: {kept}")
+    shutil.rmtree(work, ignore_errors=True)
+    return str(binary)
+
+
+def _build_bash32(work: Path, log: Path, uri: str, suite: str, signed: list, binary: Path) -> None:
+    """Debian SUITE's bash source from URI into WORK, its version set to APPLE_BASH, built and installed as
+    BINARY (atomically: a build finishing at the same time replaces it with the same). BuildFailed on failure."""
     (work / "lists" / "partial").mkdir(parents=True)
     (work / "archives" / "partial").mkdir(parents=True)
     option = f"[signed-by={signed[0]}] " if signed else ""
@@ -317,17 +385,12 @@ def bash32() -> str:
         f"Dir::Cache={work}",
         "-q",
     ]
-    log = work / "build.log"
-
-    def step(argv, cwd=work):
-        with open(log, "a") as f:
-            if subprocess.run(argv, cwd=cwd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode:
-                fail(f"building the bash 3.2 stand-in failed at {' '.join(map(str, argv[:3]))}...; log: {log}")
-
-    step(["apt-get", *apt, "update"])
-    step(["apt-get", *apt, "source", "--download-only", f"bash/{suite}"])
-    tarball = next(work.glob("bash_*.orig.tar.*"), None) or fail(f"no bash orig tarball in {work}")
-    step(["tar", "-xf", str(tarball)])
+    _run_step(["apt-get", *apt, "update"], work, log, ATTEMPTS)
+    _run_step(["apt-get", *apt, "source", "--download-only", f"bash/{suite}"], work, log, ATTEMPTS)
+    tarball = next(work.glob("bash_*.orig.tar.*"), None)
+    if tarball is None:
+        raise BuildFailed(f"apt-get source: no bash orig tarball in {work}")
+    _run_step(["tar", "-xf", str(tarball)], work, log)
     src = next(p for p in work.iterdir() if p.is_dir() and p.name.startswith("bash-"))
     # The version it reports ($BASH_VERSION, BASH_VERSINFO), not the one it is built as (its compatibility
     # levels stay bash 5's).
@@ -338,20 +401,20 @@ def bash32() -> str:
         (" patch_level = PATCHLEVEL;", f" patch_level = {patch};"),
     ):
         if old not in version_c:
-            fail(f"{src / 'version.c'} has no '{old.strip()}': this bash source is laid out otherwise")
+            raise BuildFailed(f"{src / 'version.c'} has no '{old.strip()}': this bash source is laid out otherwise")
         version_c = version_c.replace(old, new)
     (src / "version.c").write_text(version_c)
-    step(["./configure", "--without-bash-malloc", "--disable-nls", "--quiet"], cwd=src)
-    step(["make", "-j2", "-s", "bash"], cwd=src)
+    _run_step(["./configure", "--without-bash-malloc", "--disable-nls", "--quiet"], src, log)
+    _run_step(["make", "-j2", "-s", "bash"], src, log)
     got = subprocess.run([str(src / "bash"), "-c", "echo $BASH_VERSION"], capture_output=True, text=True).stdout.strip()
     if not got.startswith(APPLE_BASH + "("):
-        fail(f"the bash 3.2 stand-in says it is {got!r}; log: {log}")
-    (out / "bin").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src / "bash", binary)
-    binary.chmod(0o755)
-    (out / "SOURCE").write_text(f"{tarball.name} from {uri} {suite}, version set to {APPLE_BASH}\n")
-    shutil.rmtree(work, ignore_errors=True)
-    return str(binary)
+        raise BuildFailed(f"the built bash says it is {got!r}")
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    new_binary = binary.with_name(f".bash.{os.getpid()}")
+    shutil.copyfile(src / "bash", new_binary)
+    new_binary.chmod(0o755)
+    (binary.parent.parent / "SOURCE").write_text(f"{tarball.name} from {uri} {suite}, version set to {APPLE_BASH}\n")
+    os.replace(new_binary, binary)
 
 
 def make_mac(folder: str) -> None:
@@ -386,9 +449,31 @@ def path_without_gnu_only(path: str, farm: str) -> str:
                 entry = os.path.join(folder, name)
                 if name not in MACOS_MISSING and os.path.exists(entry):
                     os.symlink(entry, os.path.join(links, name))
+            # Which folder it stands for (host_path).
+            with open(os.path.join(links, FARM_OF), "w") as f:
+                f.write(folder + "\n")
             folder = links
         out.append(folder)
     return ":".join(out)
+
+
+def host_path(path: str) -> str:
+    """PATH as this machine has it, where PATH may be the simulated userland's (path_without_gnu_only): its
+    stand-ins' folder left out, each folder of links the folder it stands for. The bash 3.2 stand-in is built
+    with it: its build is this machine's (apt-get, Debian's apt-key, configure, make), not a Mac user's script,
+    and it is started from a userland whose mktemp refuses apt-key's `mktemp --directory` (issue 50: the
+    build failed at apt-get under the cluster suite's userland, and passed minutes later outside it)."""
+    out = []
+    for folder in path.split(os.pathsep):
+        if os.path.exists(os.path.join(folder, ".lib", "macos_userland.py")):
+            continue
+        try:
+            with open(os.path.join(folder, FARM_OF)) as f:
+                folder = f.read().strip()
+        except OSError:
+            pass
+        out.append(folder)
+    return os.pathsep.join(out)
 
 
 def main(argv: list) -> None:

@@ -21,8 +21,9 @@ VERSIONS = dict(re.findall(r"^([A-Z_]+)=(\S*)", (REPO / "scripts/versions.env").
 
 
 def shown_options(script: str) -> list[str]:
-    """Every --option shown right after SCRIPT on one line of the docs."""
-    runs = re.findall(re.escape(script) + r"(?: [^ #|`\n]*)*", TEXT)
+    """Every --option shown right after SCRIPT on one line of the docs, up to the end of its command (a
+    comment, a pipe, `&&` or `;`: `cluster-down.sh && cluster-up.sh --kubernetes-version 1.35`)."""
+    runs = re.findall(re.escape(script) + r"(?: [^ #|&;`\n]*)*", TEXT)
     return sorted({option for run in runs for option in re.findall(r" (--[a-z-]*)", run)})
 
 

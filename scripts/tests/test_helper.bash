@@ -65,7 +65,8 @@ refuses_unknown_argument() {
 # a real Docker daemon. Every call is appended to DIR/calls. No daemon answers (`docker info` fails, no
 # image is present) unless STUB_INFO="CPUS MEMTOTAL-BYTES" says what Docker Desktop's VM reports; `docker
 # pull` does what STUB_PULL says: "answers" (a registry sends layers), "fails" (no registry: the name does
-# not resolve) or "hangs" (a network that drops packets).
+# not resolve) or "hangs" (a network that drops packets). STUB_CLUSTER_VERSION=v1.x.y: kind has a cluster
+# liveness-lab whose control plane's /kind/version says that release (`docker exec ... cat /kind/version`).
 stub_docker() {
   mkdir -p "$1"
   cat >"$1/docker" <<EOF
@@ -80,6 +81,11 @@ case \$1 in
       *) echo "Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host" >&2 ;;
     esac
     exit 1 ;;
+  exec)
+    case "\$*" in
+      *"-control-plane cat /kind/version") [ -n "\${STUB_CLUSTER_VERSION:-}" ] && { echo "\$STUB_CLUSTER_VERSION"; exit 0; } ;;
+    esac
+    echo "Error response from daemon: No such container" >&2; exit 1 ;;
   info | version)
     if [ -n "\${STUB_INFO:-}" ]; then
       case "\$*" in
@@ -100,7 +106,7 @@ EOF
 echo "kind \$*" >>"$1/calls"
 case \$1 in
   version) echo "kind $KIND_VERSION go1.24 linux/amd64" ;;
-  get) echo "No kind clusters found." >&2 ;;
+  get) if [ -n "\${STUB_CLUSTER_VERSION:-}" ]; then echo liveness-lab; else echo "No kind clusters found." >&2; fi ;;
   *) exit 1 ;;
 esac
 EOF

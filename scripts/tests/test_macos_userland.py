@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,94 @@ def test_the_bash_chosen_by_hand_is_41_or_newer():
     done = subprocess.run([chosen, "-c", "echo ${BASH_VERSINFO[0]} ${BASH_VERSINFO[1]}"], capture_output=True, text=True)
     major, minor = map(int, done.stdout.split())
     assert (major, minor) >= (4, 1), done.stdout
+
+
+@pytest.fixture
+def userland_module(tmp_path, monkeypatch):
+    """macos_userland imported here, its cache and logs in the test's folder, its waits recorded, not slept,
+    and an apt-get stand-in first on PATH whose update fails FAIL_UPDATE times then succeeds and whose source
+    always fails (a mirror that drops the connection): nothing is downloaded."""
+    sys.path.insert(0, str(USERLAND.parent))
+    try:
+        import macos_userland
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setattr(macos_userland, "CACHE", tmp_path / "cache")
+    monkeypatch.setenv("LIVENESS_LAB_LOGS", str(tmp_path / "logs"))
+    monkeypatch.delenv("LIVENESS_LAB_SIM_BASH32", raising=False)
+    waits = []
+    monkeypatch.setattr(macos_userland.time, "sleep", waits.append)
+    stub = tmp_path / "stub"
+    stub.mkdir()
+    (stub / "apt-get").write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{tmp_path}/updates" 2>/dev/null || echo 0)\n'
+        'case " $* " in\n'
+        f'  *" update "*) echo $((n + 1)) >"{tmp_path}/updates"\n'
+        # What Debian's apt-key does to check a signature (apt 2.6 runs it for apt-get update): GNU mktemp.
+        '    d=$(mktemp --directory) || { echo "E: Unknown error executing apt-key"; exit 100; }; rmdir "$d"\n'
+        '    [ "$n" -ge "${FAIL_UPDATE:-0}" ] && { echo "Reading package lists..."; exit 0; }\n'
+        '    echo "E: Failed to fetch http://mirror/dists/bookworm/InRelease  Connection reset by peer"; exit 100 ;;\n'
+        '  *) echo "E: Failed to fetch http://mirror/pool/main/b/bash/bash_5.2.15.orig.tar.gz  Connection timed out"; exit 100 ;;\n'
+        "esac\n"
+    )
+    (stub / "apt-get").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stub}{os.pathsep}{os.environ['PATH']}")
+    return types.SimpleNamespace(module=macos_userland, waits=waits, logs=tmp_path / "logs", cache=tmp_path / "cache", tmp=tmp_path)
+
+
+def failed_build(ns, capsys) -> str:
+    with pytest.raises(SystemExit) as stopped:
+        ns.module.bash32()
+    assert stopped.value.code == 1
+    return capsys.readouterr().err
+
+
+# Issue 50, item 7: on a fresh machine the one apt-get of the stand-in's build failed once, with no retry,
+# and the next build (minutes later, in the same suite) removed the folder holding its log.
+def test_the_stand_ins_downloads_are_retried_with_back_off(userland_module, capsys, monkeypatch):
+    ns = userland_module
+    monkeypatch.setenv("FAIL_UPDATE", "2")  # update answers at its third try; the source download never does
+    err = failed_build(ns, capsys)
+    assert "failed at apt-get -o Dir::Etc::SourceList=" in err and "(exit 100, 4 tries)" in err, err
+    assert ns.waits == [5, 10, 5, 10, 20], ns.waits  # update: two waits, then source: three
+    log = Path(re.search(r"; log: (\S+)$", err.strip()).group(1))
+    text = log.read_text()
+    assert text.count("update  (try ") == 3 and text.count(" source --download-only bash/") == 4, text
+    assert "Connection timed out" in text
+
+
+def test_a_failed_builds_log_is_kept_where_the_error_names_it_and_a_later_build_keeps_it(userland_module, capsys, monkeypatch):
+    ns = userland_module
+    monkeypatch.setenv("FAIL_UPDATE", "99")
+    first = Path(re.search(r"; log: (\S+)$", failed_build(ns, capsys).strip()).group(1))
+    assert first.parent == ns.logs and first.name.startswith("bash-as-3.2.57-failed-")
+    assert "Connection reset by peer" in first.read_text()
+    assert not list((ns.cache / "build").iterdir())  # the work folder is gone, the log is not
+    second = Path(re.search(r"; log: (\S+)$", failed_build(ns, capsys).strip()).group(1))
+    assert second != first and first.exists() and second.exists()
+
+
+def test_host_path_is_the_path_the_userland_was_made_from(path):
+    sys.path.insert(0, str(USERLAND.parent))
+    try:
+        import macos_userland
+    finally:
+        sys.path.pop(0)
+    made_from = [folder for folder in os.environ["PATH"].split(os.pathsep) if os.path.isdir(folder)]
+    assert path != os.pathsep.join(made_from)  # a folder of links stands for one at least
+    assert macos_userland.host_path(path) == os.pathsep.join(made_from)
+
+
+# Issue 50, item 7, the cause: macos.bats builds the stand-in from the simulated userland (its setup_file),
+# whose mktemp refuses GNU's --directory, which Debian's apt-key (run by apt-get update) needs: the build
+# failed at apt-get there, every time, and passed minutes later from pytest's ordinary PATH.
+def test_the_stand_in_is_built_with_this_machines_tools_even_from_the_simulated_userland(userland_module, capsys, monkeypatch):
+    ns = userland_module
+    done = generate(str(ns.tmp / "mac" / "bin"), os.environ["PATH"], str(ns.tmp / "mac" / "farm"))
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("PATH", done.stdout.splitlines()[-1])  # the userland, the apt-get stand-in's folder in it
+    failed_build(ns, capsys)  # the source download fails: the stand-in has none
+    log = next(ns.logs.glob("bash-as-3.2.57-failed-*.log")).read_text()
+    assert log.count(" update  (try ") == 1 and "Unknown error executing apt-key" not in log, log
+    assert log.count(" source --download-only bash/") == 4, log

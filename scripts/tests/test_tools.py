@@ -116,6 +116,39 @@ def test_a_compatible_tool_on_path_is_linked_the_clones_own_bin_skipped(env, tmp
     assert os.readlink(bin_of(env, "helm")) == str(tmp_path / "new" / "helm")
 
 
+# Issue 50, trap 2: a user linked the tools the closing lines name into ~/bin (links to the clone's own
+# .tools/bin), first on PATH. The link was adopted as "the user's", .tools/bin/NAME was made a link to it (a
+# loop) and the run ended with "NAME VERSION did not install".
+@pytest.mark.parametrize("name, says", [("helm", HELM), ("kind", f"kind {KIND} go1 linux/amd64")])
+@pytest.mark.parametrize("how", ["a link to the clone's .tools/bin/NAME", "a folder that is a link to .tools/bin"])
+def test_a_link_on_path_into_the_clones_own_bin_is_not_the_users_and_no_loop_is_made(env, tmp_path, name, says, how):
+    version = VERSIONS[tools.PIN[name]]
+    cached = fake_tool(Path(env["LL_CACHE"]) / f"{name}-{version}" / "bin" / name, says)
+    tools.link(cached, bin_of(env, name))  # what an earlier run left: .tools/bin/NAME -> the cache
+    home_bin = tmp_path / "home-bin"
+    if how.startswith("a link to"):
+        home_bin.mkdir()
+        (home_bin / name).symlink_to(bin_of(env, name))
+    else:
+        home_bin.symlink_to(bin_of(env, name).parent)
+    env["PATH"] = os.pathsep.join([str(home_bin), env["PATH"]])
+    assert tools_py(env, "source", name).stdout == f"cache {cached}\n"
+    run = tools_py(env, "ensure", name)
+    assert run.returncode == 0, run.stderr
+    assert "did not install" not in run.stderr
+    assert os.path.realpath(bin_of(env, name)) == str(cached)
+    assert tools.tool_version(name, str(home_bin / name)) == version  # the user's link works again
+    assert tools_py(env, "print", name).stdout == f"{name}\n"  # and finds what this run uses
+
+
+def test_a_link_that_would_lead_to_itself_is_refused_not_written(tmp_path):
+    (tmp_path / "home-bin").mkdir()
+    (tmp_path / "home-bin" / "helm").symlink_to(tmp_path / ".tools" / "bin" / "helm")
+    with pytest.raises(tools.Die, match="would become a link to itself"):
+        tools.link(tmp_path / "home-bin" / "helm", tmp_path / ".tools" / "bin" / "helm")
+    assert not os.path.lexists(tmp_path / ".tools" / "bin" / "helm")
+
+
 def test_a_tool_cached_by_version_is_linked_into_a_new_clone_not_built_another_versions_is_not(env):
     cache = Path(env["LL_CACHE"])
     for version in (KIND, "v0.0.1"):
@@ -341,3 +374,38 @@ def test_usage_errors_exit_2(env, args):
     run = tools_py(env, *args)
     assert run.returncode == 2
     assert "usage: scripts/libexec/tools.py" in run.stderr
+
+
+# Helm 4 is the pin; LIVENESS_LAB_HELM_VERSION names another release (a run on Helm 3), which is then the
+# only one used, from PATH or the cache.
+def test_liveness_lab_helm_version_pins_that_release_only(env, tmp_path):
+    env["LIVENESS_LAB_HELM_VERSION"] = "v3.22.0"
+    fake_tool(tmp_path / "new" / "helm", "v4.3.1")
+    env["PATH"] = str(tmp_path / "new")
+    mirror = env["LIVENESS_LAB_DOWNLOAD_MIRROR"]
+    assert tools_py(env, "source", "helm").stdout == f"download {mirror}/get.helm.sh/helm-v3.22.0-{OS}-{ARCH}.tar.gz\n"
+    described = tools_py(env, "describe", "helm").stdout
+    assert described.startswith("v3.22.0: download ") and "(v4.3.1: helm must be LIVENESS_LAB_HELM_VERSION's v3.22.0)" in described
+    fake_tool(tmp_path / "three" / "helm", "v3.22.0")
+    env["PATH"] = os.pathsep.join([str(tmp_path / "new"), str(tmp_path / "three")])
+    assert tools_py(env, "source", "helm").stdout == f"path {tmp_path / 'three' / 'helm'} v3.22.0\n"
+    del env["LIVENESS_LAB_HELM_VERSION"]
+    assert tools_py(env, "source", "helm").stdout == f"path {tmp_path / 'new' / 'helm'} v4.3.1\n"
+
+
+@pytest.mark.parametrize("asked", ["v3.16.4", "3.22.0", "v4", "latest"])
+def test_liveness_lab_helm_version_that_cannot_be_used_is_refused(env, asked):
+    env["LIVENESS_LAB_HELM_VERSION"] = asked
+    run = tools_py(env, "describe", "helm")
+    assert run.returncode == 1 and run.stdout == ""
+    assert f"error: LIVENESS_LAB_HELM_VERSION must be a Helm release, 3.17 or newer, as v3.22.0 (it is '{asked}')" in run.stderr
+    assert "fix: e.g. LIVENESS_LAB_HELM_VERSION=v3.22.0" in run.stderr
+
+
+def test_a_helm_older_than_317_on_path_is_not_used_and_the_plan_says_why(env, tmp_path):
+    fake_tool(tmp_path / "old" / "helm", "v3.16.4")
+    env["PATH"] = str(tmp_path / "old")
+    described = tools_py(env, "describe", "helm").stdout
+    assert described.startswith(f"{HELM}: download ")
+    why = f"; not {tmp_path / 'old' / 'helm'} (v3.16.4: helm must be 3.17 or newer, or Helm 4): upgrade it, or use {bin_of(env, 'helm')}"
+    assert why in described, described

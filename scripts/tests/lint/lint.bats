@@ -73,6 +73,27 @@ gnu_only_lines() { grep -HnE "$GNU_ONLY" "$@" | grep -v '# portable:' | grep -vE
   assert_success
 }
 
+# Issue 50, trap 1: `zsh scripts/cluster-up.sh` died with "BASH_SOURCE[0]: parameter not set" (dash: "Bad
+# substitution"): a shell that is not bash reads the first line of code of every script a user runs, which
+# must say, in that shell, to run it with bash. (scripts/test.sh lint installs zsh and mksh.)
+@test "every script a user runs, started by sh, dash, zsh or mksh: says to run it with bash and exits 1" {
+  local script shell
+  cd "$ROOT"
+  for shell in sh dash zsh mksh; do
+    command -v "$shell" >/dev/null || fail "$shell is missing (apt-get install $shell)"
+  done
+  for script in scripts/*.sh; do
+    for shell in sh dash zsh mksh; do
+      run "$shell" "$script" --help
+      assert_failure 1
+      assert_output --partial "error: $script needs bash >= 4.1, not this shell"
+      assert_output --partial "fix: run it as $script (its first line picks bash) or as: bash $script"
+    done
+    run bash "$script" --help # and bash passes the check
+    refute_output --partial "not this shell"
+  done
+}
+
 # scripts/test.sh's runner on a stand-in test.sh whose suites report what each name says.
 @test "the runner: per-suite lines, the sum, and a suite with no test, only skipped ones or a bad exit fails" {
   cat >"$BATS_TEST_TMPDIR/test.sh" <<'SH'
