@@ -69,9 +69,10 @@ fi
 image_helm() {
   local dir=$LL_CACHE/helm-image-$HELM_VERSION arch
   arch=$(docker info --format '{{.Architecture}}' 2>/dev/null) || return 1
-  [ "$(uname -s)" = Linux ] && [ "$arch" = "$(uname -m)" ] ||
+  if [ "$(uname -s)" != Linux ] || [ "$arch" != "$(uname -m)" ]; then
     die "get.helm.sh does not answer and the Docker machine ($arch) is not this machine's CPU: no helm for the image" \
       "let the build reach get.helm.sh, or build the image on a Linux machine of that CPU"
+  fi
   local helm=$dir/helm
   if [ -x "$LL_CACHE/helm-$HELM_VERSION/bin/helm" ]; then
     helm=$LL_CACHE/helm-$HELM_VERSION/bin/helm  # cluster-up's own build or download of the pin

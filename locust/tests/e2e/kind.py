@@ -98,6 +98,12 @@ def helm(*args: str, timeout: float = 900, check: bool = True) -> subprocess.Com
     return run([tool("helm"), *args, "--kube-context", CONTEXT, "--namespace", NAMESPACE], timeout=timeout, check=check)
 
 
+def helm_values(release: str = RELEASE, namespace: str = NAMESPACE) -> dict:
+    """The release's own values as Helm stores them (`helm get values`)."""
+    done = run([tool("helm"), "get", "values", release, "-o", "yaml", "--kube-context", CONTEXT, "--namespace", namespace])
+    return yaml.safe_load(done.stdout) or {}
+
+
 def host_port(node_port: int, kind_config: Path = REPO / "kind-config.yaml") -> int | None:
     """The 127.0.0.1 port kind-config.yaml maps NODE_PORT to (the Locust UI's differs), or None."""
     config = yaml.safe_load(kind_config.read_text())
