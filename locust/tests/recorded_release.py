@@ -185,7 +185,7 @@ class RecordedHelm(HelmRelease):
         super().__init__(api)
         self.upgrades: list[dict] = []
 
-    def upgrade(self, values: dict, release: dict | None = None) -> int:
+    def upgrade(self, values: dict, release: dict | None = None, why: str = "") -> int:
         release = release or self.latest()
         rendered = containers(self.render(values, release))
         self.api.deps = {d["metadata"]["labels"][COMPONENT]: d for d in applied({"items": list(self.api.deps.values())}, rendered)["items"]}

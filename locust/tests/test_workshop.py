@@ -518,7 +518,7 @@ def test_an_api_or_a_helm_that_refuses_skip_is_a_problem_not_a_crash():
         w.act("tcp-probe", "skip")
     assert e.value.status == 502 and "403 Forbidden" in e.value.detail
 
-    def busy(values, release=None):
+    def busy(values, release=None, why=""):
         raise tab.HelmError("helm upgrade liveness-lab: another operation (install/upgrade/rollback) is in progress", 409)
 
     w.helm.upgrade = busy

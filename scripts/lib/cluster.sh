@@ -258,6 +258,10 @@ release_ever_deployed() {
     -l "owner=helm,name=$LL_RELEASE,status in (deployed,superseded)" 2>/dev/null)" ]
 }
 
+# chart_description: what each upgrade of cluster-up's says of itself: the chart's sources hash, which the
+# next run compares (workshop/helm.py keeps it on the Workshop tab's upgrades with the same chart).
+chart_description() { echo "liveness-lab chart $(ll_sources_hash chart)"; }
+
 # cluster_values: the values cluster-up sets on its own kind cluster, over the chart's and the user's: the
 # Locust master may read the kubelets' probe counter (a ClusterRole for nodes/proxy: chart/values.yaml).
 cluster_values() { echo --set locust.kubeletProbeMetrics.enabled=true; }
@@ -271,6 +275,10 @@ cluster_values() { echo --set locust.kubeletProbeMetrics.enabled=true; }
 release_up_to_date() {
   local deployed planned
   release_deployed || return 1
+  # The chart itself, NOTES.txt and the schema too, which the manifest does not show: each upgrade of
+  # cluster-up's (and each of the Workshop tab's, with the release's own chart) says its hash.
+  # shellcheck disable=SC2046
+  helm history "$LL_RELEASE" $(helm_flags) --max 1 -o yaml | grep -q "$(chart_description)" || return 1
   # shellcheck disable=SC2046
   deployed=$(helm get manifest "$LL_RELEASE" $(helm_flags)) &&
     planned=$(helm template "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) --dry-run=server --is-upgrade --skip-tests \
@@ -321,7 +329,7 @@ install_chart() {
   else
     # shellcheck disable=SC2046
     step helm-upgrade helm upgrade --install "$LL_RELEASE" "$LL_ROOT/chart" $(helm_flags) $(helm_apply_flags) $(cluster_values) \
-      --reset-then-reuse-values --create-namespace --take-ownership --wait --timeout "$timeout"
+      --reset-then-reuse-values --description "$(chart_description)" --create-namespace --take-ownership --wait --timeout "$timeout"
   fi
   if [ "$existed" = 1 ] && [ "$LL_IMAGES_CHANGED" = 1 ]; then
     step restart-pods kube -n "$LL_NAMESPACE" rollout restart deployment -l "$selector"

@@ -114,12 +114,16 @@ class HelmRelease:
         path.write_text(yaml.safe_dump(values, sort_keys=False))
         return path
 
-    def upgrade(self, values: dict, release: dict | None = None) -> int:
+    def upgrade(self, values: dict, release: dict | None = None, why: str = "the Workshop tab") -> int:
         """`helm upgrade` of the release with exactly VALUES as its values (--reset-values: the chart's
-        defaults under them), with its own chart; the new revision's number."""
+        defaults under them), with its own chart; the new revision's number. Its description keeps the
+        chart's part of the last one's (scripts/lib/cluster.sh's chart hash: the chart is the same) and
+        says WHY."""
         release = release or self.latest()
+        chart = (release.get("info") or {}).get("description", "").split(";")[0]
+        description = f"{chart}; {why}" if chart.startswith("liveness-lab chart ") else why
         args = ["upgrade", self.release, str(self.chart_dir(release)), "--namespace", self.api.namespace, *self._context()]
-        args += ["--reset-values", "--values", str(self._values_file(values, "upgrade"))]
+        args += ["--reset-values", "--values", str(self._values_file(values, "upgrade")), "--description", description]
         self._run(args, UPGRADE_TIMEOUT_S, f"helm upgrade {self.release}")
         return int(release["version"]) + 1
 

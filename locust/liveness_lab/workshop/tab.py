@@ -363,7 +363,7 @@ class Workshop:
             plan = self._plan(step)
             if not plan["flags"] and plan["target"] == (plan["release"].get("config") or {}):
                 return False
-            self.helm.upgrade(plan["target"], plan["release"])
+            self.helm.upgrade(plan["target"], plan["release"], f"the Workshop tab: {'skip ' + step.name if step else 'reset'}")
         except ApiError as e:
             raise ActionError(502, "The Kubernetes API refused", str(e)) from e
         except HelmError as e:
