@@ -175,20 +175,23 @@ def test_a_scenario_whose_prediction_cannot_be_judged_live_is_refused_naming_its
 # --- a step's values, and the command that applies them ---
 
 
-def upgraded(current: dict, flags: list[str]) -> dict:
-    """What `helm upgrade --reuse-values FLAGS` leaves as the release's values: each --set merged onto CURRENT
-    (Helm's strvals: a dotted key, the value typed: true, false, numbers, else text; null removes the key)."""
-    out = copy.deepcopy(current)
+def upgraded(flags: list[str]) -> dict:
+    """The release's values after `helm upgrade --reset-values FLAGS` (Helm's strvals: a dotted key; --set
+    types true, false and numbers, --set-string keeps a text, --set-json reads JSON; a comma escaped)."""
+    out = {}
     for flag in flags:
-        key, value = flag.removeprefix("--set ").split("=", 1)
+        option, arg = flag.split(" ", 1)
+        key, value = arg.split("=", 1)
         *inner, last = key.split(".")
         where = out
         for k in inner:
             where = where.setdefault(k, {})
-        if value == "null":
-            where.pop(last, None)
+        if option == "--set-json":
+            where[last] = json.loads(value)
+        elif option == "--set-string":
+            where[last] = value
         else:
-            where[last] = {"true": True, "false": False}.get(value, int(value) if value.isdigit() else value)
+            where[last] = {"true": True, "false": False}.get(value, int(value) if value.isdigit() else value.replace("\\,", ","))
     return out
 
 
@@ -207,37 +210,50 @@ def test_a_step_runs_its_own_values_and_the_ones_the_workshop_started_with_never
     assert course.target_values(after_raised, started, None, KEYS) == {"latencyMs": 500} | started
 
 
-def test_the_shown_command_gets_from_the_release_as_it_is_to_exactly_what_skip_runs(tmp_path):
-    """Step 3's command after step 2 (the TCP probe in Helm's values): --reuse-values must put the HTTP probe
-    back, or the release would run both and the check say "change" for ever."""
+def test_the_shown_command_sets_exactly_what_skip_runs_whatever_the_release_had():
+    """Step 3's command after step 2 (the TCP probe in Helm's values): it must take the TCP probe away, or
+    the release would run both handlers and the check say "change" for ever (--reuse-values cannot: a
+    value set to null is kept from the stored ones, seen with Helm 4.3.1), so the command sets every value."""
     after_tcp = course.target_values({"latencyMs": 500}, {}, STEPS["tcp-probe"], KEYS)
     target = course.target_values(after_tcp, {}, STEPS["raised-timeout"], KEYS)
-    flags = course.set_flags(after_tcp, target, KEYS)
+    flags = course.set_flags(target)
     assert flags == [
-        "--set variants.blocking.probes.liveness.type=null",
+        "--set latencyMs=500",
         "--set variants.blocking.probes.liveness.periodSeconds=10",
         "--set variants.blocking.probes.liveness.timeoutSeconds=5",
     ]
+    assert upgraded(flags) == target
     release = HELM.latest()
-    by_command = change.containers(HELM.render(upgraded(after_tcp, flags), release))
-    by_skip = change.containers(HELM.render(target, release))
-    assert {v: change.differences(by_skip[v], c) for v, c in by_command.items()} == {v: [] for v in by_skip}
-    assert course.set_flags(target, target, KEYS) == []  # nothing to do: the tab says so
+    by_command = change.containers(HELM.render(upgraded(flags), release))
+    probe = by_command["blocking"]["livenessProbe"]
+    assert probe["httpGet"]["path"] == "/livez" and "tcpSocket" not in probe
+
+
+def test_a_value_set_says_its_type_as_helm_reads_it():
+    values = {"a": {"b": True, "n": 3}, "tag": "0.1.0", "code": "007", "list": [1, 2], "text": "x,y", "none": None}
+    flags = course.set_flags(values)
+    assert flags == [
+        "--set a.b=true",
+        "--set a.n=3",
+        "--set-string tag=0.1.0",
+        "--set-string code=007",
+        "--set-json list=[1,2]",
+        "--set text=x\\,y",
+        "--set-json none=null",
+    ]
+    assert upgraded(flags) == values
 
 
 @pytest.mark.parametrize("first", [s for s in STEPS if s != "baseline"])
 def test_every_step_after_any_other_renders_what_it_renders_from_the_start(first):
-    """Skip (or the shown command) of each step after each other step: the Deployments the chart renders are
-    the step's own, whatever came before (the check compares the release with these)."""
-    release = HELM.latest()
+    """Skip (or the shown command) of each step after each other step: its values, and the Deployments the
+    chart renders, are the step's own, whatever came before (the check compares the release with these)."""
     before = course.target_values({}, {}, STEPS[first], KEYS)
     for name, step in STEPS.items():
         target = course.target_values(before, {}, step, KEYS)
-        assert target == course.target_values({}, {}, step, KEYS), (first, name)
-        assert upgraded(before, course.set_flags(before, target, KEYS)) != before or target == before
-    rendered = change.containers(
-        HELM.render(upgraded(before, course.set_flags(before, course.target_values(before, {}, None, KEYS), KEYS)), release)
-    )
+        assert target == course.target_values({}, {}, step, KEYS) == upgraded(course.set_flags(target)), (first, name)
+    reset = course.target_values(before, {}, None, KEYS)
+    rendered = change.containers(HELM.render(upgraded(course.set_flags(reset)), HELM.latest()))
     assert {v: change.differences(expected_for(STEPS["baseline"])[v], c) for v, c in rendered.items()} == {v: [] for v in rendered}
 
 
@@ -427,9 +443,9 @@ def test_a_participants_own_upgrade_between_the_actions_is_kept_and_judged_as_it
     RecordedHelm(api).upgrade(mine)
     w.tick()
     assert check.change_problems(STEPS["tcp-probe"], w.release) == []  # still the step's values, with theirs
-    assert "--set" not in w.command(STEPS["tcp-probe"], "liveness-lab")
+    assert "already runs these values" in w.command(STEPS["tcp-probe"], "liveness-lab")
     assert w.command(STEPS["raised-timeout"], "liveness-lab") == (
-        "helm upgrade liveness-lab chart -n liveness-lab --reuse-values --set variants.blocking.probes.liveness.type=null "
+        "helm upgrade liveness-lab chart -n liveness-lab --reset-values --set latencyMs=500 "
         "--set variants.blocking.probes.liveness.periodSeconds=10 --set variants.blocking.probes.liveness.timeoutSeconds=5 --wait"
     )
     w.act("raised-timeout", "skip")

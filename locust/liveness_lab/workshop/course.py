@@ -25,10 +25,11 @@ step only adds what a person at the tab needs:
 One truth for a step's change: its ``values``. Every value any step sets is a **workshop key**; a step runs
 the release's values with each workshop key as the step sets it, else as the release had it when the workshop
 started, else unset (the chart's default), and every other value as the release has it now (a participant's
-own ``--set latencyMs=500`` stays). Skip upgrades the release to exactly that with Helm (workshop/helm.py);
-the shown command is the ``helm upgrade --reuse-values --set ...`` that gets there from the release as it is
-(``set_flags``), so after any order of Skips, Resets, shown commands and own upgrades the Deployments are
-what Helm renders from its stored values. Reset is the same with no step: the workshop keys as they started.
+own ``--set latencyMs=500`` stays). Skip upgrades the release to exactly those values with Helm
+(workshop/helm.py); the shown command is the ``helm upgrade --reset-values --set ...`` that sets exactly the
+same (``set_flags``: every value, not only the step's, because --reuse-values cannot unset a value another
+step set), so after any order of Skips, Resets, shown commands and own upgrades the Deployments are what
+Helm renders from its stored values. Reset is the same with no step: the workshop keys as they started.
 A step without values runs the release as it started (step 1: the demo itself).
 
 Usage (from locust/): python -m liveness_lab.workshop.course   # checks every step, lists them
@@ -36,6 +37,7 @@ Usage (from locust/): python -m liveness_lab.workshop.course   # checks every st
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -293,21 +295,29 @@ def target_values(current: dict, start: dict, step: Step | None, keys: list[tupl
     return out
 
 
-def _set_value(value) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    return "null" if value is None else str(value)
+# A text that --set would read as another type (a number, true, false, null) or split (commas): --set-string
+# keeps a text a text; commas are escaped as Helm's strvals reads them.
+_NOT_TEXT = re.compile(r"^(-?[0-9.]+([eE][-+]?[0-9]+)?|true|false|null|~)$", re.I)
 
 
-def set_flags(current: dict, target: dict, keys: list[tuple]) -> list[str]:
-    """The --set arguments that take the release from CURRENT to TARGET with `helm upgrade --reuse-values`:
-    one per workshop key where they differ, its TARGET value, or null where TARGET leaves it unset (Helm
-    removes a value set to null: the chart's own default applies again)."""
+def set_flags(values: dict) -> list[str]:
+    """VALUES as `helm upgrade --reset-values` arguments, one per leaf: --set for numbers, true and false,
+    --set-string for a text (commas escaped), --set-json for a list, an empty map or null. With
+    --reset-values they are the release's values exactly, whatever it had before: the shown command of a
+    step is complete, and equals what Skip applies (helm.HelmRelease.upgrade with the same values)."""
     flags = []
-    for path in keys:
-        want, have = lookup(target, path), lookup(current or {}, path)
-        if want != have:
-            flags.append(f"--set {'.'.join(path)}={'null' if want is _UNSET else _set_value(want)}")
+    for path, value in leaves(values).items():
+        key = ".".join(path)
+        if isinstance(value, bool):
+            flags.append(f"--set {key}={str(value).lower()}")
+        elif isinstance(value, (int, float)):
+            flags.append(f"--set {key}={value}")
+        elif isinstance(value, str) and not _NOT_TEXT.match(value):
+            flags.append(f"--set {key}={value.replace(',', chr(92) + ',')}")
+        elif isinstance(value, str):
+            flags.append(f"--set-string {key}={value}")
+        else:
+            flags.append(f"--set-json {key}={json.dumps(value, separators=(',', ':'))}")
     return flags
 
 

@@ -33,6 +33,7 @@ import io
 import json
 import logging
 import os
+import shlex
 import time
 
 import gevent
@@ -301,8 +302,7 @@ class Workshop:
             return self._rendered[1]
         current = release.get("config") or {}
         target = target_values(current, self.start or {}, step, self.keys)
-        flags = set_flags(current, target, self.keys)
-        plan = {"release": release, "target": target, "flags": flags, "expected": None}
+        plan = {"release": release, "target": target, "current": current, "expected": None}
         self._rendered = ((release["version"], step.name if step else None), plan)
         return plan
 
@@ -318,14 +318,18 @@ class Workshop:
             return None, str(e)
 
     def command(self, step, helm_release: str) -> str:
-        """The helm upgrade that applies STEP's values to the release as it is now, as a participant types it."""
+        """The helm upgrade that applies STEP's values to the release as it is now, as a participant types it:
+        every value it will have (--reset-values), the same as Skip's."""
         try:
-            flags = self._plan(step)["flags"]
+            plan = self._plan(step)
         except (ApiError, HelmError) as e:
             return f"(the command cannot be worked out now: {e})"
-        if not flags:
+        if plan["target"] == plan["current"]:
             return f"(your release already runs these values: nothing to upgrade for {helm_release})"
-        return f"helm upgrade {helm_release} chart -n {self.api.namespace} --reuse-values {' '.join(flags)} --wait"
+        flags = " ".join(
+            shlex.quote(f) if " " not in f else " ".join(shlex.quote(x) for x in f.split(" ", 1)) for f in set_flags(plan["target"])
+        )
+        return f"helm upgrade {helm_release} chart -n {self.api.namespace} --reset-values {flags} --wait"
 
     def _loop(self):
         while True:
@@ -361,7 +365,7 @@ class Workshop:
             raise ActionError(409, "Start not recorded", why)
         try:
             plan = self._plan(step)
-            if not plan["flags"] and plan["target"] == (plan["release"].get("config") or {}):
+            if plan["target"] == plan["current"]:
                 return False
             self.helm.upgrade(plan["target"], plan["release"], f"the Workshop tab: {'skip ' + step.name if step else 'reset'}")
         except ApiError as e:
