@@ -110,7 +110,7 @@ def starting_containers(deployments: dict | None = None) -> dict:
 def window_of(run: str, step, deployments: dict | None = None) -> Window:
     """The recorded run RUN as the window STEP's check judges (the swarm's users, rate, latency and ramp
     from run.json; its records as the recorder kept them)."""
-    folder = FIXTURES / run
+    folder = run if isinstance(run, Path) else FIXTURES / run
     r = json.loads((folder / "run.json").read_text())
     variants = r["variants"].split(",")
     users = int(r["users_per_variant"])

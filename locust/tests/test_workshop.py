@@ -311,6 +311,32 @@ def test_the_tcp_probe_step_is_met_by_the_labs_tcp_probe_run_and_not_by_a_killed
     assert "blocking restarted 1 time(s); the lab predicts 0" in killed.reason
 
 
+def test_a_spared_prediction_is_not_met_on_no_request_served():
+    window = window_of("run-pass", STEPS["baseline"])
+    window.history = [r for r in window.history if not r.get("Name", "").startswith("reactive")]
+    result = check.evaluate(STEPS["baseline"], release_for(STEPS["baseline"]), window, window.started + 40)
+    assert result.state == "checking" and "reactive: no request answered yet" in result.reason, result.reason
+
+
+def test_on_a_pod_whose_events_are_spent_the_kubelets_counter_judges_each_kill(tmp_path, chart_settings):
+    """A pod reused from earlier swarms: the kubelet sends it no more Unhealthy or Killing events (its
+    budget spent), so from the events alone its restarts have no cause and the count stands at "?/3"; the
+    probe counter (locust.kubeletProbeMetrics) tells every kill and the row in progress."""
+    from test_causes import counter_run, pass_counter
+
+    step = STEPS["baseline"]
+    spent = window_of(counter_run(tmp_path / "spent", chart_settings, lambda t, s: {}, events=False), step)
+    spent.timeline = [r for r in spent.timeline if r["kind"] != "probes"]
+    blind = check.evaluate(step, release_for(step), spent, spent.started + 40)
+    assert blind.state == "checking" and "whose cause is not known yet" in " ".join(x.why for x in blind.lines), blind.reason
+    counted = window_of(counter_run(tmp_path / "counted", chart_settings, pass_counter, events=False), step)
+    result = check.evaluate(step, release_for(step), counted, counted.started + 40)
+    assert result.state == "met", result.reason
+    assert [r["cause"] for r in result.measured["blocking"]["restarts"]] == ["liveness"]
+    early = check.evaluate(step, release_for(step), counted, counted.started + 10)
+    assert "liveness failure 2/3 at +" in early.reason and "(the kubelet's counter)" in early.reason, early.reason
+
+
 def test_a_check_never_counts_the_old_pods_of_a_rollout():
     step = STEPS["baseline"]
     # A swarm started right after `helm upgrade --wait` returned: the old pods still terminating.

@@ -11,6 +11,7 @@ no pod snapshots, a restart whose cause nothing recorded), or, live only, ``not 
   run is past its evidence time by definition;
 - ``restarts`` counts a kill whose restart has not come yet as the restart it starts (a live check turns
   green at the kill, not 10-40 s later when the container has stopped);
+- a prediction that requests fail no more than so many needs requests served: with none it cannot hold;
 - ``kill_reason``: every restart a liveness kill of its own (``facts.Restart.cause``); a restart with
   another cause fails it, one whose cause nothing recorded cannot be judged;
 - ``kill_timing``: the first liveness kill within the window of the probe's settings (held), outside it, or
@@ -143,8 +144,13 @@ def restarts_now(a: VariantAnalysis) -> int:
 
 
 def _count(v, key, expected, n, measured, ev: Evidence, what: str) -> Line:
-    """A count line with the participant's words: "blocking: 3 of 120 requests failed"."""
+    """A count line with the participant's words: "blocking: 3 of 120 requests failed". A prediction that
+    requests fail no more than so many holds only on requests served: none at all says nothing (a swarm
+    that never reached the variant)."""
     state = count_state(expected, n, ev.settled)
+    if state == HELD and key in ("failures", "failures_not_shed") and not ev.analysis.figures.requests:
+        state = NOT_YET if ev.live else NOT_MEASURED
+        return Line(v, key, str(expected), "no request served", state, f"{v}: no request answered yet: nothing to judge")
     why = f"{v}: {what}"
     if state == NOT_HELD:
         why += f"; the lab predicts {in_words(expected)}"
@@ -269,6 +275,14 @@ def _kill_timing(expected, a: VariantAnalysis, ev: Evidence) -> Line:
         )
     kw, first = ev.kill_window, a.first_liveness_kill_s
     predicted = f"first kill at {kw.low:.0f}-{kw.high:.0f} s"
+    unknown = [r for r in a.pods.restarts if r.cause == "unknown"]
+    if first is None and unknown:
+        # A restart whose cause nothing recorded (the kubelet's events for the pod spent, no probe counter):
+        # it may be the kill, so its absence is not evidence.
+        r = unknown[0]
+        why = f"{v}: restarted at +{r.t - ev.started:.1f} s by a cause not known yet: {r.evidence}"
+        measured = f"a restart of unknown cause at +{r.t - ev.started:.1f} s"
+        return Line(v, key, predicted, measured, NOT_YET if ev.live else NOT_MEASURED, why)
     if first is None:
         state = NOT_YET if ev.live and ev.elapsed < kw.high else NOT_HELD
         why = f"{v}: no liveness kill by +{ev.elapsed:.0f} s (the probe's window: {kw.low:.0f}-{kw.high:.0f} s)"
@@ -366,10 +380,36 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
 
 
 def last_failure(a: VariantAnalysis) -> str | None:
-    """The variant's last liveness failure or kill with its place in the countdown (base.countdown, as the
-    Live tab numbers it): "liveness failure 2/3 at +9.0 s"."""
+    """The variant's last liveness failure or kill with its place in the count to a kill: from the kubelet's
+    probe counter where it was read ("liveness failure 2/3 at +9.0 s (the kubelet's counter)": the row of
+    failures since the last other result, exact whatever the events say of a pod reused from an earlier
+    swarm), else from the events' countdown (base.countdown, as the Live tab numbers it)."""
+    probe = a.liveness_probe
+    if not probe:
+        return None
+    found = []
+    for rows in a.counter.values():
+        run, last = 0, None
+        for (_, b), (t, c) in zip(rows, rows[1:], strict=False):
+            before, now = b.get("Liveness", {}), c.get("Liveness", {})
+            failed = now.get("failed", 0) - before.get("failed", 0)
+            other = now.get("successful", 0) + now.get("unknown", 0) - before.get("successful", 0) - before.get("unknown", 0)
+            if failed < 0 or other < 0 or now.get("uid") != before.get("uid"):
+                run, last = 0, None
+                continue
+            run = run + failed if not other else failed
+            last = t if failed else last
+            if run >= probe.failure_threshold:
+                found.append(("liveness kill", probe.failure_threshold, t))
+                run, last = 0, None
+        if run and last is not None:
+            found.append(("liveness failure", run, last))
+    found = [x for x in found if x[2] >= a.phases.start - 1]
+    if found:
+        what, n, t = max(found, key=lambda x: x[2])
+        return f"{what} {n}/{probe.failure_threshold} at +{t - a.phases.start:.1f} s (the kubelet's counter)"
     marks = [m for m in a.countdown() if m.t >= a.phases.start - 1 and m.kind != "unreported"]
-    if not a.liveness_probe or not marks:
+    if not marks:
         return None
     m = marks[-1]
     what = "liveness kill" if m.kind == "kill" else "liveness failure"
