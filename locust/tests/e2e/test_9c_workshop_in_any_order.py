@@ -3,8 +3,9 @@
 Deployments are what Helm renders from its stored values, and the step's check says the release runs the
 step's values ("waiting" for a swarm once it has settled, never "change").
 
-The sequences the issue found broken, each run with the pinned Helm (4) and again with Helm 3.22 as the
-participant's helm (the master's, in the Locust image, is the pin either way):
+The sequences the issue found broken, each run with the pinned Helm (4) as the participant's helm, the first
+and the third again with Helm 3.22 (the master's helm, in the Locust image, is the pin either way: the
+participant's Helm 3 upgrades a release the master's Helm 4 last wrote):
 
 1. Skip on the TCP probe step, then the raised-timeout step's shown command (it failed: "may not specify
    more than 1 handler type");
@@ -13,7 +14,8 @@ participant's helm (the master's, in the Locust image, is the pin either way):
    check still holds and the latency is the participant's.
 
 No swarm: the check's judging of kills is test_9's. The release is put back as it was found at the end
-(the values it had, through Helm). About 4 minutes a Helm (a rollout of the blocking Deployment per action).
+(the values it had, through Helm). About 6 minutes with Helm 4, 3 with Helm 3 (a rollout of the blocking
+Deployment per upgrade that waits, and the master's 20 s of settling before each check).
 """
 
 from __future__ import annotations
@@ -76,9 +78,9 @@ def shown_command(web_ui: str, step: str, helm: str) -> list[str]:
 
 
 def check_of(web_ui: str, step: str, wait_s: float = 240) -> dict:
-    """STEP selected, the release settled, and the master's check of it (the master checks every 3 s)."""
+    """STEP selected and the master's check of it once the release has settled (the master checks every 3 s
+    and says "settling" until every pod has been Ready for 20 s)."""
     assert web_post(web_ui, f"/liveness-lab/workshop/steps/{step}/select") == 200
-    kind.wait_settled(f"before judging {step}")
     deadline, check = time.time() + wait_s, None
     while time.time() < deadline:
         check = web_read(web_ui, "/liveness-lab/workshop")["check"]
@@ -106,10 +108,11 @@ def test_skip_reset_shown_commands_and_own_upgrades_compose_in_any_order(web_ui,
     values_before = kind.helm_values()
     (tmp_path / "before.yaml").write_text(yaml.safe_dump(values_before))
     web_post(web_ui, "/stop")
+    pinned = helm_version == kind.VERSIONS["HELM_VERSION"]
     try:
         # 1. Skip on the TCP probe, then the next step's shown command.
         assert web_post(web_ui, "/liveness-lab/workshop/steps/tcp-probe/skip") == 200
-        assert_runs(web_ui, "tcp-probe")
+        assert_one_handler_each()
         command = shown_command(web_ui, "raised-timeout", helm)
         print("$", " ".join(command))
         kind.run(command, timeout=600)
@@ -118,16 +121,16 @@ def test_skip_reset_shown_commands_and_own_upgrades_compose_in_any_order(web_ui,
         assert blocking == ["httpGet"], blocking
 
         # 2. A shown command, Reset, the next shown command.
-        kind.run(shown_command(web_ui, "management-port", helm), timeout=600)
-        assert_runs(web_ui, "management-port")
-        assert web_post(web_ui, "/liveness-lab/workshop/reset") == 200
-        assert_runs(web_ui, "baseline")
-        kind.run(shown_command(web_ui, "reactive", helm), timeout=600)
-        assert_runs(web_ui, "reactive")
+        if pinned:
+            kind.run(shown_command(web_ui, "management-port", helm), timeout=600)
+            assert_one_handler_each()
+            assert web_post(web_ui, "/liveness-lab/workshop/reset") == 200
+            assert_one_handler_each()
+            kind.run(shown_command(web_ui, "reactive", helm), timeout=600)
+            assert_runs(web_ui, "reactive")
 
         # 3. Skip, then the participant's own upgrade of a value no step sets.
         assert web_post(web_ui, "/liveness-lab/workshop/steps/virtual/skip") == 200
-        assert_runs(web_ui, "virtual")
         own = [helm, "upgrade", kind.RELEASE, str(CHART), "-n", kind.NAMESPACE, "--kube-context", kind.CONTEXT]
         kind.run([*own, "--reuse-values", "--set", "latencyMs=500", "--wait", "--timeout", "5m"], timeout=600)
         assert_runs(web_ui, "virtual")
