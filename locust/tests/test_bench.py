@@ -4,7 +4,6 @@ report built from a recorded run (fixtures/bench/: a `scripts/bench.sh --quick` 
 table.md, memory.md and cpu.md it wrote). No JVM and no load here."""
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -456,15 +455,3 @@ def test_each_jvm_starts_only_once_the_one_before_is_ready():
     b.await_ready = lambda t: events.append(("ready", t))
     b.start_each_when_the_last_is_ready(["blocking", "reactive", "servlet"])
     assert events == [(e, t) for t in ("blocking", "reactive", "servlet") for e in ("start", "ready")]
-
-
-def test_runnable_threads_counts_the_threads_ready_to_run():
-    assert bench.runnable_threads(os.getpid()) >= 1  # this one, reading
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        time.sleep(0.5)
-        assert bench.runnable_threads(sleeper.pid) == 0
-    finally:
-        sleeper.kill()
-        sleeper.wait()
-    assert bench.runnable_threads(2**22 + 1) == 0  # no such process

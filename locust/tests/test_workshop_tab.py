@@ -105,7 +105,7 @@ def test_a_participant_walks_step_1_and_skips_and_resets_step_2(workshop_web_ui,
             page.get_by_role("button", name="Show solution").click()
             solution = page.get_by_test_id("workshop-solution")
             solution.get_by_text(
-                "helm upgrade liveness-lab chart -n liveness-lab --reuse-values --set variants.blocking.probes.liveness.type=tcpSocket",
+                "helm upgrade liveness-lab chart -n liveness-lab --reset-values --set variants.blocking.probes.liveness.type=tcpSocket",
                 exact=False,
             ).wait_for(timeout=10000)
             page.get_by_test_id("workshop-answer").get_by_text("You predicted: not killed, but its requests fail").wait_for(timeout=10000)
@@ -114,7 +114,9 @@ def test_a_participant_walks_step_1_and_skips_and_resets_step_2(workshop_web_ui,
 
             # Skip: the swarm stopped, blocking's liveness probe now tcpSocket (the in-memory Deployment).
             page.get_by_role("button", name="Skip: apply the change for me").click()
-            page.get_by_text(re.compile("applied to blocking: the release is rolling out; the swarm was stopped")).wait_for(timeout=10000)
+            page.get_by_text(re.compile("upgraded to this step's values with Helm and is rolling out; the swarm was stopped")).wait_for(
+                timeout=10000
+            )
             deadline = time.time() + 10  # Locust stops its users within a second or so
             while web_read(web_ui, "/stats/requests")["state"] != "stopped" and time.time() < deadline:
                 time.sleep(0.5)
@@ -132,7 +134,7 @@ def test_a_participant_walks_step_1_and_skips_and_resets_step_2(workshop_web_ui,
 
             # Reset: back to the values the workshop started with; step 2's change is gone again.
             page.get_by_role("button", name="Reset the release").click()
-            page.get_by_text("blocking set back to how the workshop started").wait_for(timeout=10000)
+            page.get_by_text("back to the values the workshop started with").wait_for(timeout=10000)
             deadline = time.time() + 10
             while check_of(page)[0] != "change" and time.time() < deadline:
                 page.wait_for_timeout(500)

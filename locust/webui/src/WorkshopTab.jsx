@@ -1,7 +1,7 @@
 // The Workshop tab: the workshop's steps in order, each with its goal, a prediction to make, its self-check
 // (re-run by the master every few seconds against what the swarm measured; the reason in words while it is
-// not met), hints one at a time, the solution, Skip (the master applies the step's change) and Reset (the
-// release back to how the workshop found it); done/total kept by the master in a ConfigMap, so a reload or
+// not met), hints one at a time, the solution, Skip (the master upgrades the release to the step's values with
+// Helm) and Reset (the release back to how the workshop found it); done/total kept by the master in a ConfigMap, so a reload or
 // a restarted master shows the same. Data and actions: liveness-lab/workshop
 // (locust/liveness_lab/workshop/tab.py). Drawn with MUI, as Locust's own tabs are.
 // WorkshopBanner: the same workshop's current step above Locust's start form, where no tab is shown yet.
@@ -158,7 +158,7 @@ function StepView({ step, data, check, act, busy }) {
         </Button>
         <Button variant='outlined' disabled={busy || Boolean(step.solution)} onClick={() => act(`steps/${step.name}/solution`)}>Show solution</Button>
         <Button variant='contained' color='warning' disabled={busy} onClick={() => act(`steps/${step.name}/skip`)}>
-          {step.change.length ? 'Skip: apply the change for me' : 'Skip: put the release back for this step'}
+          {Object.keys(step.values || {}).length ? 'Skip: apply the change for me' : 'Skip: put the release back for this step'}
         </Button>
         <Button variant='outlined' color='error' disabled={busy} onClick={() => act('reset')}>Reset the release</Button>
         {data.steps.findIndex((s) => s.name === step.name) < data.steps.length - 1 && (
