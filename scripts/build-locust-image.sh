@@ -6,8 +6,9 @@
 # NODE_IMAGE (scripts/versions.env) when that image is here or can be pulled; otherwise on this machine
 # first (scripts/build-webui.sh: Node.js NODE_MIN_VERSION or newer, npm registry), and copied in. The
 # image's helm (HELM_VERSION, which the master runs for the Workshop tab's Skip and Reset) is downloaded
-# by the Dockerfile's helm stage where get.helm.sh answers; otherwise built here with Go (the Linux CPU of
-# the Docker machine must be this machine's) and copied in.
+# by the Dockerfile's helm stage where get.helm.sh answers; otherwise fetched here through
+# LIVENESS_LAB_DOWNLOAD_MIRROR (Linux on the Docker machine's CPU, SHA-256 checked) or built here with Go
+# (the Linux CPU of the Docker machine must be this machine's) and copied in.
 #
 # Usage: scripts/build-locust-image.sh [--base IMAGE] [--offline-wheels] [--force]
 #   --base IMAGE      base image (default: $BASE_IMAGE, else LOCUST_BASE_IMAGE from scripts/versions.env;
@@ -63,31 +64,41 @@ if ! docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 && ! docker pull "$NODE_
   webui=(--build-arg "NODE_IMAGE=$base" --build-arg WEBUI_PREBUILT=1)
 fi
 
-# image_helm: the pinned helm for the image in locust/.helm/, built here with Go (build_helm, cached under
-# the version) when the Docker machine is Linux on this machine's CPU; it fails otherwise (a Mac: the helm
-# stage must download it, as it can where a registry answers).
+# image_helm: the pinned helm for the image in locust/.helm/: Linux on the Docker machine's CPU, from
+# LIVENESS_LAB_DOWNLOAD_MIRROR when one is set (scripts/libexec/tools.py download, SHA-256 checked), else
+# built here with Go (build_helm) when the Docker machine is this Linux machine's CPU; cached under the
+# version and platform. It fails otherwise (a Mac without get.helm.sh or a mirror).
 image_helm() {
-  local dir=$LL_CACHE/helm-image-$HELM_VERSION arch
+  local arch here dir
   arch=$(docker info --format '{{.Architecture}}' 2>/dev/null) || return 1
-  if [ "$(uname -s)" != Linux ] || [ "$arch" != "$(uname -m)" ]; then
-    die "get.helm.sh does not answer and the Docker machine ($arch) is not this machine's CPU: no helm for the image" \
-      "let the build reach get.helm.sh, or build the image on a Linux machine of that CPU"
+  here=$(uname -m)
+  case $arch in x86_64 | amd64) arch=amd64 ;; aarch64 | arm64) arch=arm64 ;; esac
+  case $here in x86_64 | amd64) here=amd64 ;; aarch64 | arm64) here=arm64 ;; esac
+  dir=$LL_CACHE/helm-image-$HELM_VERSION-linux-$arch
+  if [ ! -x "$dir/helm" ] && [ -n "${LIVENESS_LAB_DOWNLOAD_MIRROR:-}" ]; then
+    LIVENESS_LAB_HELM_VERSION=$HELM_VERSION LL_START=$LL_START \
+      python3 "$LL_ROOT/scripts/libexec/tools.py" download helm --platform "linux/$arch" --into "$dir" || return 1
   fi
-  local helm=$dir/helm
-  if [ -x "$LL_CACHE/helm-$HELM_VERSION/bin/helm" ]; then
-    helm=$LL_CACHE/helm-$HELM_VERSION/bin/helm  # cluster-up's own build or download of the pin
-  elif [ ! -x "$helm" ]; then
-    ensure_go
-    build_helm "$dir"
+  if [ ! -x "$dir/helm" ]; then
+    if [ "$(uname -s)" != Linux ] || [ "$here" != "$arch" ]; then
+      die "get.helm.sh does not answer and the Docker machine (linux/$arch) is not this machine's CPU: no helm for the image" \
+        "let the build reach get.helm.sh, set LIVENESS_LAB_DOWNLOAD_MIRROR, or build the image on a Linux machine of that CPU"
+    fi
+    if [ -x "$LL_CACHE/helm-$HELM_VERSION/bin/helm" ]; then
+      mkdir -p "$dir" && cp "$LL_CACHE/helm-$HELM_VERSION/bin/helm" "$dir/helm"  # cluster-up's own build or download
+    else
+      ensure_go
+      build_helm "$dir"
+    fi
   fi
   mkdir -p "$LL_ROOT/locust/.helm"
-  cp "$helm" "$LL_ROOT/locust/.helm/helm"
+  cp "$dir/helm" "$LL_ROOT/locust/.helm/helm"
 }
 
 helm=(--build-arg "HELM_VERSION=$HELM_VERSION")
 rm -rf "$LL_ROOT/locust/.helm"
 if ! url_answers "https://get.helm.sh/helm-$HELM_VERSION-linux-amd64.tar.gz.sha256sum"; then
-  log "get.helm.sh does not answer: building helm $HELM_VERSION for the image on this machine"
+  log "get.helm.sh does not answer: helm $HELM_VERSION for the image from ${LIVENESS_LAB_DOWNLOAD_MIRROR:-this machine (built with Go)}"
   step locust-helm image_helm
   helm+=(--build-arg HELM_PREBUILT=1)
 fi

@@ -40,7 +40,7 @@ def test_the_catalogue_loads_in_order_with_the_quick_three_for_ci():
     scenarios = catalogue.load_catalogue()
     names = [s.name for s in scenarios]
     assert names[:2] == ["baseline", "servlet"] and len(names) >= 9
-    assert [s.name for s in catalogue.load_catalogue(quick=True)] == ["baseline", "servlet", "tcp-probe"]
+    assert [s.name for s in catalogue.load_catalogue(quick=True)] == ["baseline", "servlet"]
     assert [s.name for s in catalogue.load_catalogue(only=["cascade", "baseline"])] == ["baseline", "cascade"]
     for s in scenarios:  # every swarmed variant has a prediction, every file names its sources
         assert set(s.predict) <= set(s.variants) and s.sources, s.name
@@ -217,7 +217,7 @@ def test_the_matrix_has_a_row_per_scenario_with_k_of_n_a_plot_and_links(tmp_path
 
 def test_the_command_line_lists_checks_and_judges(tmp_path, runs, capsys):
     assert cli.main(["list", "--quick"]) == 0
-    assert capsys.readouterr().out.split() == ["baseline", "servlet", "tcp-probe"]
+    assert capsys.readouterr().out.split() == ["baseline", "servlet"]
     assert cli.main(["judge", "baseline", str(runs["run-pass"])]) == 0
     assert json.loads((runs["run-pass"] / "lab.json").read_text())["outcome"] == "held"
     assert cli.main(["judge", "baseline", str(runs["run-fail"])]) == 1

@@ -11,6 +11,7 @@ checksum files, SHA-256 and archives are done the same way on macOS and Linux wi
 GNU/BSD tar, curl or awk differences. scripts/lib/tools.sh runs it; its functions are one-line wrappers.
 
 Usage: scripts/libexec/tools.py COMMAND NAME      (NAME: kind helm kubectl helm-unittest helm-docs ct)
+       scripts/libexec/tools.py download NAME --into DIR [--platform OS/ARCH]
   source    where `ensure` will take NAME from, fetching nothing: "path BINARY VERSION", "cache BINARY",
             "download URL" or "build"
   describe  the plan's line for NAME (scripts/cluster-up.sh --dry-run)
@@ -20,6 +21,9 @@ Usage: scripts/libexec/tools.py COMMAND NAME      (NAME: kind helm kubectl helm-
   built     after the Go build into DIR: NAME linked (helm-unittest: its Helm plugin folder made) and checked
   print     how the user runs NAME: the bare name when their own PATH (LL_USER_PATH) finds the same
             binary, else its path under $LL_TOOLS/bin
+  download  the pinned NAME's release download, SHA-256 checked, into --into DIR, for --platform OS/ARCH
+            (default this machine's); nothing linked (scripts/build-locust-image.sh: the image's
+            linux helm where get.helm.sh does not answer from inside the build but a mirror does)
 Exit status: 0; 1 with "error: ..." and "  fix: ..." on stderr; 2 for a usage error.
 
 Environment (set by scripts/lib/common.sh and tools.sh; defaults as there):
@@ -91,6 +95,9 @@ class Env:
         self.helm_asked = environ.get("LIVENESS_LAB_HELM_VERSION", "")
         if self.helm_asked:
             self.versions["HELM_VERSION"] = self.helm_asked
+        # The platform downloads are for: this machine's, or another's (download --platform: the Locust
+        # image's helm is Linux on the Docker machine's CPU).
+        self.os, self.arch = ll_os(), ll_arch()
 
     def check(self) -> None:
         """Die when a setting names what cannot be used."""
@@ -254,7 +261,7 @@ def github_release(repo: str, version: str) -> str:
 
 def tool_url(env: Env, name: str) -> str:
     """The official release download of the pinned NAME for this OS and CPU."""
-    os_, arch, v = ll_os(), ll_arch(), env.pinned(name)
+    os_, arch, v = env.os, env.arch, env.pinned(name)
     if name == "kind":
         return f"{github_release('kubernetes-sigs/kind', v)}/kind-{os_}-{arch}"
     if name == "helm":
@@ -400,7 +407,7 @@ def download_tool(env: Env, name: str, folder: Path, say) -> bool:
             else:
                 unpack(download, tmp)
                 if name == "helm":
-                    replace(tmp / f"{ll_os()}-{ll_arch()}" / "helm", folder / "helm")
+                    replace(tmp / f"{env.os}-{env.arch}" / "helm", folder / "helm")
                 elif name == "helm-unittest":
                     binary = sorted(tmp.glob("untt-*")) or [tmp / "untt"]
                     replace(binary[0], folder / "helm-unittest")
@@ -555,10 +562,18 @@ def main(argv: list) -> int:
     parser = argparse.ArgumentParser(
         prog="scripts/libexec/tools.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("command", choices=["source", "describe", "ensure", "built", "print"])
+    parser.add_argument("command", choices=["source", "describe", "ensure", "built", "print", "download"])
     parser.add_argument("name", choices=TOOLS)
+    parser.add_argument("--into", type=Path, help="download: the folder NAME goes into")
+    parser.add_argument("--platform", help="download: OS/ARCH, as linux/amd64 (default this machine's)")
     args = parser.parse_args(argv)
+    if (args.command == "download") != bool(args.into) or (args.platform and args.command != "download"):
+        parser.error("--into DIR goes with download, and download needs it; --platform only with download")
+    if args.platform and not re.fullmatch(r"(linux|darwin)/(amd64|arm64)", args.platform):
+        parser.error(f"--platform is OS/ARCH, one of linux or darwin and amd64 or arm64, as linux/amd64 (it is '{args.platform}')")
     env = Env()
+    if args.platform:
+        env.os, env.arch = args.platform.split("/")
     try:
         env.check()
         if args.command == "source":
@@ -571,6 +586,13 @@ def main(argv: list) -> int:
                 print(how)
         elif args.command == "built":
             built(env, args.name)
+        elif args.command == "download":
+            lines = []
+            if not download_tool(env, args.name, args.into, lambda line: (lines.append(line), env.log(line))):
+                raise Die(
+                    f"no {args.name} {env.pinned(args.name)} for {env.os}/{env.arch}: {lines[-1]}",
+                    "let this machine reach the download (or LIVENESS_LAB_DOWNLOAD_MIRROR)",
+                )
         else:
             print(print_tool(env, args.name))
     except Die as error:

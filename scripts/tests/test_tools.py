@@ -289,6 +289,28 @@ def test_helm_from_its_tarball_kubectl_with_its_bare_hash(env, release):
         assert os.access(bin_of(env, name), os.X_OK)
 
 
+def test_the_images_helm_for_another_platform_is_its_own_tarballs_member_checked_and_not_linked(env, release):
+    """download --platform: the Locust image's helm, Linux on the Docker machine's CPU, whatever this
+    machine is (scripts/build-locust-image.sh on a Mac behind a mirror); a mismatched checksum is refused."""
+    other = "linux/arm64" if (OS, ARCH) != ("linux", "arm64") else "linux/amd64"
+    e = tools.Env({})
+    e.os, e.arch = other.split("/")
+    archive = tarball({f"{e.os}-{e.arch}/helm": (script(HELM), 0o755)})
+    publish(release.root, tools.tool_url(e, "helm"), archive)
+    publish(release.root, tools.tool_sum_url(e, "helm"), f"{sha256(archive)}  helm-{HELM}-{e.os}-{e.arch}.tar.gz\n".encode())
+    into = Path(env["LL_CACHE"]) / "image-helm"
+    run = tools_py(downloading(env, release), "download", "helm", "--platform", other, "--into", str(into))
+    assert run.returncode == 0, run.stderr
+    assert (into / "helm").read_bytes() == script(HELM)
+    assert not bin_of(env, "helm").exists(), "download links nothing"
+    publish(release.root, tools.tool_sum_url(e, "helm"), f"{'0' * 64}  helm-{HELM}-{e.os}-{e.arch}.tar.gz\n".encode())
+    run = tools_py(downloading(env, release), "download", "helm", "--platform", other, "--into", str(tmp := into.parent / "again"))
+    assert run.returncode == 1 and "SHA-256 mismatch" in run.stderr and "fix:" in run.stderr, run.stderr
+    assert not (tmp / "helm").exists()
+    bad = tools_py(env, "download", "helm", "--platform", "windows/amd64", "--into", str(into))
+    assert bad.returncode == 2 and "--platform is OS/ARCH" in bad.stderr, bad.stderr
+
+
 def test_helm_unittest_downloaded_as_a_helm_plugin_from_a_checksum_file_of_every_release_file(env, release):
     e = tools.Env({})
     plugin_os = "macos" if OS == "darwin" else OS

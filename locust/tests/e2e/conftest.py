@@ -16,6 +16,7 @@ which no test passed fails, even when nothing failed: every test skipped has sho
 
 Environment: the LIVENESS_LAB_* settings of scripts/cluster-up.sh pass through to it, plus
     LIVENESS_LAB_E2E_WAIT=300s   how long kube-system pods may take to become Ready
+    LIVENESS_LAB_E2E_PARTICIPANT_HELM=   a second Helm release for test_9c's shown commands (as v3.22.0)
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def pytest_addoption(parser):
     group.addoption(
         "--no-lab",
         action="store_true",
-        help="a shortened scripted demo instead of the lab's three quick scenarios (and no latency-change run)",
+        help="a shortened scripted demo instead of the lab's two quick scenarios (and no latency-change run)",
     )
     group.addoption(
         "--cluster-up-arg", action="append", default=[], metavar="ARG", help="an argument for scripts/cluster-up.sh (repeat for several)"

@@ -1,5 +1,5 @@
-"""A scripted run on the cluster: the lab's three quick scenarios (scripts/lab.sh --quick: baseline, servlet
-and tcp probe; every prediction must hold; about 10 minutes), or with --no-lab a shortened scripted demo whose
+"""A scripted run on the cluster: the lab's two quick scenarios (scripts/lab.sh --quick: baseline and
+servlet; every prediction must hold; about 7 minutes), or with --no-lab a shortened scripted demo whose
 verdict must be PASS. Either leaves restarts of the blocking pod for the Pods tab's test."""
 
 import json

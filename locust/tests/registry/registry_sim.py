@@ -519,10 +519,9 @@ def pinned_version(name: str) -> str:
     return {"kind": V["KIND_VERSION"], "helm": V["HELM_VERSION"], "kubectl": V["KUBERNETES_VERSION"]}[name]
 
 
-def download_paths(name: str) -> tuple[str, str]:
+def download_paths(name: str, os_: str = SIM_OS, arch: str = SIM_ARCH) -> tuple[str, str]:
     """The official download (https://HOST/PATH, as HOST/PATH) of NAME and of its checksum file, written
     here from the projects' release pages, not from scripts/libexec/tools.py (which is under test)."""
-    os_, arch = ll_os(), ll_arch()
     if name == "kind":
         path = f"github.com/kubernetes-sigs/kind/releases/download/{V['KIND_VERSION']}/kind-{os_}-{arch}"
         return path, path + ".sha256sum"
@@ -552,34 +551,46 @@ def helm_in_tarball(tarball: Path) -> bytes:
         return member.read()
 
 
+# The Locust image's helm is Linux on the Docker machine's CPU: this machine's, whose Go build it is.
+IMAGE_HELM_PLATFORM = ("linux", {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine))
+
+
+def helm_tarball(target: Path, os_: str, arch: str) -> None:
+    """TARGET: helm's release tarball for OS_-ARCH, holding OS_-ARCH/helm (and a README, as the official
+    one has with LICENSE)."""
+    staging = SIM / "build" / "helm-tarball"
+    shutil.rmtree(staging, ignore_errors=True)
+    folder = staging / f"{os_}-{arch}"
+    folder.mkdir(parents=True)
+    shutil.copyfile(built_tool("helm"), folder / "helm")
+    (folder / "helm").chmod(0o755)
+    (folder / "README.md").write_text(
+        f"helm {V['HELM_VERSION']} built from source: the stand-in of Helm's release tarball (locust/tests/registry)\n"
+    )
+
+    def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        return info
+
+    with tarfile.open(target, "w:gz") as tar:
+        tar.add(folder, arcname=folder.name, filter=as_root)
+    shutil.rmtree(staging)
+
+
 def lay_out_downloads() -> None:
     """FILES/HOST/PATH for each tool and its checksum file, in the official formats: kind's binary with
-    "HASH  kind-OS-ARCH"; helm's tarball holding OS-ARCH/helm (and a README, as the official one has with
-    LICENSE) with "HASH  helm-VERSION-OS-ARCH.tar.gz"; kubectl's binary with its bare hash, no newline."""
+    "HASH  kind-OS-ARCH"; helm's tarball holding OS-ARCH/helm with "HASH  helm-VERSION-OS-ARCH.tar.gz",
+    for the Mac and for the Locust image (IMAGE_HELM_PLATFORM); kubectl's binary with its bare hash, no
+    newline."""
     shutil.rmtree(FILES, ignore_errors=True)
-    for name in TOOLS:
-        path, sums = download_paths(name)
+    served = [(name, SIM_OS, SIM_ARCH) for name in TOOLS] + [("helm", *IMAGE_HELM_PLATFORM)]
+    for name, os_, arch in served:
+        path, sums = download_paths(name, os_, arch)
         target = FILES / path
         target.parent.mkdir(parents=True, exist_ok=True)
         if name == "helm":
-            staging = SIM / "build" / "helm-tarball"
-            shutil.rmtree(staging, ignore_errors=True)
-            folder = staging / f"{ll_os()}-{ll_arch()}"
-            folder.mkdir(parents=True)
-            shutil.copyfile(built_tool("helm"), folder / "helm")
-            (folder / "helm").chmod(0o755)
-            (folder / "README.md").write_text(
-                f"helm {V['HELM_VERSION']} built from source: the stand-in of Helm's release tarball (locust/tests/registry)\n"
-            )
-
-            def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
-                info.uid = info.gid = 0
-                info.uname = info.gname = "root"
-                return info
-
-            with tarfile.open(target, "w:gz") as tar:
-                tar.add(folder, arcname=folder.name, filter=as_root)
-            shutil.rmtree(staging)
+            helm_tarball(target, os_, arch)
         else:
             shutil.copyfile(built_tool(name), target)
             target.chmod(0o755)

@@ -1,4 +1,5 @@
-"""The registry path end to end, as a Mac runs it: the real e2e (scripts/test-e2e.sh --keep --no-lab, run with
+"""The registry path end to end, as a Mac runs it: the real e2e (scripts/test-e2e.sh --keep --no-lab, its
+cluster, chart and scripted-run files: conftest.E2E_FILES; run with
 the bash a Mac user chooses by hand while bash 3.2 is first on PATH) on a copy of the working tree, with an
 empty cache and a Mac's PATH (uname Darwin arm64, id 501, the Python a Mac user installs, BSD's tools)
 without Go, kind, helm, kubectl or a JDK, so every image must be pulled, every tool downloaded for
@@ -10,6 +11,7 @@ import hashlib
 import re
 import shutil
 import subprocess
+import tarfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -115,6 +117,21 @@ def test_tool_downloaded_not_built(e2e, tool):
     build = {"kind": "build-kind-*", "helm": "build-helm-*", "kubectl": "build-kubernetes-*"}[tool]
     built = sorted((sim.E2E_CACHE / "logs").glob(build))
     assert not built, f"built: {built}"
+
+
+def test_the_locust_images_helm_downloaded_for_the_docker_machine(e2e):
+    """The Locust image's helm (the Workshop tab's Skip and Reset) is Linux on the Docker machine's CPU, not
+    the Mac's: get.helm.sh does not answer, so build-locust-image.sh fetched it through the mirror (both
+    files asked, SHA-256 checked) and built nothing with Go (there is no Go on a Mac's PATH here)."""
+    requests = sim.log_path("files").read_bytes()[e2e.files_log_start :].decode(errors="replace")
+    for path in sim.download_paths("helm", *sim.IMAGE_HELM_PLATFORM):
+        assert f'"GET /{path} HTTP/1.1" 200' in requests, f"not downloaded: {path}"
+    served = sim.FILES / sim.download_paths("helm", *sim.IMAGE_HELM_PLATFORM)[0]
+    got = sim.E2E_CACHE / f"helm-image-{sim.V['HELM_VERSION']}-{'-'.join(sim.IMAGE_HELM_PLATFORM)}" / "helm"
+    with tarfile.open(served) as tar:
+        member = tar.extractfile(f"{'-'.join(sim.IMAGE_HELM_PLATFORM)}/helm")
+        want = hashlib.sha256(member.read()).hexdigest() if member else ""
+    assert got.is_file() and sim.sha256_file(got) == want, f"not the served file: {got}"
 
 
 def settled_pods(env: dict, say, quiet: int = 30, limit: int = 300) -> list[str]:
