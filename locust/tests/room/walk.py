@@ -15,8 +15,9 @@ Usage (from locust/, after scripts/cluster-up.sh; the tree's .tools/bin first on
 
 The namespaces ws-<name> are made (restricted Pod Security, docs/workshop.md's quota, `admin` bound for
 the participant, who installs as themselves with --kube-as-user) and deleted at the end unless --keep. On 2
-cores the swarms of three participants and the laptop's release share the CPU: the report says how busy
-the machine was, and a check that does not hold is reported with its reason, not retried.
+cores the swarms of three participants and the laptop's release share the CPU (each pod's CPU request is
+lowered to 25m so that they all schedule; the limits stay): the report says how busy the machine was, and
+a check that does not hold is reported with its reason, not retried.
 """
 
 from __future__ import annotations
@@ -125,7 +126,11 @@ def set_up(p: Participant) -> None:
     subprocess.run(apply_quota, input=json.dumps(quota), text=True, check=True, capture_output=True)
     kubectl("create", "rolebinding", f"{p.name}-admin", "-n", ns, "--clusterrole=admin", f"--user={p.name}")
     p.helm = helm_binary(p.helm_version)
+    # CPU requests of 25m instead of 100m: the scheduler's share only (the limits, 1 core a variant, stay),
+    # so that three releases and the laptop's fit on the 2 cores of one kind node: each participant's four
+    # pods reserve 100m, and a rollout's surge pod 25m more.
     values = ["--set", "nodePorts.enabled=false", "--set", "locust.workers=1"]
+    values += ["--set", "resources.requests.cpu=25m", "--set", "locust.resources.requests.cpu=25m"]
     helm(p, "install", "liveness-lab", str(REPO / "chart"), *values, "--wait", "--timeout", "10m")
     secret = json.loads(kubectl("get", "secret", "liveness-lab-ui", "-n", ns, "-o", "json").stdout)
     p.token = base64.b64decode(secret["data"]["token"]).decode()
