@@ -209,6 +209,16 @@ def status_field(pid: int, name: str) -> int:
     return 0
 
 
+def runnable_threads(pid: int) -> int:
+    """The threads of PID running or ready to run (state R, field 3 of /proc/PID/task/TID/stat)."""
+    n = 0
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                n += (task / "stat").read_text().rsplit(")", 1)[1].split()[0] == "R"
+    return n
+
+
 def cpu_ms(*pids: int) -> int:
     """User + system CPU time the processes have used, in ms (fields 14 and 15 of /proc/PID/stat)."""
     ticks = 0
@@ -834,6 +844,23 @@ class Bench:
             time.sleep(0.5)
         return last
 
+    def await_quiet(self, t: Target, limit_s: int = 60) -> float:
+        """Until T's JVM has had no thread running or ready to run (R in /proc/PID/task/*/stat) in at least 7
+        of 8 looks over 2 s, at most LIMIT_S; the seconds waited. A request the server has read may not be
+        waiting yet: the virtual modes' threads, queued for their one carrier, build their stacks (and the
+        objects a waiting request holds) only when they run up to their sleep. Not its CPU time: a JVM that
+        other processes starve of its CPU uses little of it and is not done."""
+        pid, started = self.pids[t.name], time.time()
+        while time.time() - started < limit_s:
+            busy = 0
+            for _ in range(8):
+                busy += runnable_threads(pid) > 0
+                time.sleep(0.25)
+            if busy <= 1:
+                break
+            self.show(f"{t.label}: waiting for the requests to settle")
+        return time.time() - started
+
     def send_while_read(self, t: Target, holder: subprocess.Popen, opened: int, log: Path) -> tuple[int, int]:
         """Sends the held requests 1, 2, 4, ... at a time while the server reads every one: (sent, read).
         A thread-bound mode stops reading once its threads are taken (blocking: its 4 event loops; servlet:
@@ -910,6 +937,7 @@ class Bench:
             jfr = self.out / f"held-{name}.jfr"
             self.jcmd(pid, "JFR.start", "name=held", "settings=profile", check=True)
             sent, read = self.send_while_read(t, holder, opened, log)
+            settled = self.await_quiet(t)
             self.show(f"{t.label}: {read:,} requests waiting, measuring")
             held = self.histogram(pid, f"{name}-held")  # its full collection also tells JFR's sampler which samples live
             answered = self.queues(t.port)["answered"]
@@ -935,6 +963,7 @@ class Bench:
             "sent": sent,
             "read": read,
             "answered_early": answered,
+            "settled_s": round(settled, 1),
             "drained": drained,
             "latency_ms": HOLD_LATENCY_MS,
             "live": {"idle": idle["live"], "connections": connections["live"], "held": held["live"], "after": after["live"]},
