@@ -8,6 +8,8 @@
 #
 # Usage: scripts/bench.sh [--duration SECONDS] [--modes LIST] [--scenarios LIST] [--quick]
 #                         [--idle-connections N] [--soak MINUTES] [--baseline REF] [--service-args ARGS] [--no-floor]
+#        scripts/bench.sh --memory [--held LIST] [--modes LIST] [--quick] [--baseline REF] [--service-args ARGS] [--no-floor]
+#                    heap per waiting request instead of the scenarios (requests-memory.md)
 #        scripts/bench.sh --help     what each flag does and the exit codes
 # Exit codes: 0 measured, 3 usage or set-up error (locust/liveness_lab/base/exits.py).
 # shellcheck source-path=SCRIPTDIR source-path=SCRIPTDIR/lib

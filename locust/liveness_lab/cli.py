@@ -164,9 +164,11 @@ same heap and one CPU (taskset + -XX:ActiveProcessorCount=1, 4 event loops), put
 (vegeta, open loop, constant rate) on the other CPU, warms each mode up the same way, and offers each
 scenario to each mode in turn: latency L, concurrency C, rate C/L, each run recorded by JFR. Writes
 reports/bench-<timestamp>/ (results.jsonl, table.md, cpu.md, memory.md, chart.png, machine.txt,
-profile-*.jfr and the hottest methods of each in profile-*.txt, logs/). One bench at a time (a lock in
-LIVENESS_LAB_CACHE). Linux only (taskset and /proc): on macOS run it in a Linux VM; the demo itself
-(scripts/cluster-up.sh, scripts/demo.sh) runs on macOS.
+profile-*.jfr and the hottest methods of each in profile-*.txt, logs/). With --memory, instead of the
+scenarios: the heap each mode holds per waiting request (requests-memory.md, the class histograms and
+JFR recordings of each hold). One bench at a time (a lock in LIVENESS_LAB_CACHE). Linux only (taskset
+and /proc): on macOS run it in a Linux VM; the demo itself (scripts/cluster-up.sh, scripts/demo.sh)
+runs on macOS.
 """
 
 ENV_BENCH = """\
@@ -177,7 +179,16 @@ scripts/bench.sh).
 
 
 def add_bench(sub) -> argparse.ArgumentParser:
-    from liveness_lab.bench.run import CLIENTS, DEFAULT_SCENARIOS, QUICK_SCENARIOS, scenarios
+    from liveness_lab.bench.run import (
+        CLIENTS,
+        DEFAULT_HELD,
+        DEFAULT_SCENARIOS,
+        HOLD_LATENCY_MS,
+        QUICK_HELD,
+        QUICK_SCENARIOS,
+        held_counts,
+        scenarios,
+    )
 
     fmt = argparse.RawDescriptionHelpFormatter
     b = sub.add_parser(
@@ -238,9 +249,24 @@ def add_bench(sub) -> argparse.ArgumentParser:
         help="leave out the floor: reactive's /api/work on bare Reactor Netty, no Spring (a row wherever reactive runs)",
     )
     b.add_argument(
+        "--memory",
+        action="store_true",
+        help=f"heap per waiting request instead of the scenarios: each mode holds N keep-alive connections, then a request of "
+        f"{HOLD_LATENCY_MS // 1000} s waiting on each, for each N of --held; its live set after a full collection (jcmd "
+        "GC.class_histogram) idle, with the connections, with the requests and after them, the classes that grew and JFR's "
+        "old-object samples naming who allocated them (requests-memory.md, histogram-*.txt)",
+    )
+    b.add_argument(
+        "--held",
+        type=held_counts,
+        default=None,
+        metavar="LIST",
+        help=f"with --memory: comma-separated numbers of requests each mode holds, in turn (default {DEFAULT_HELD}; --quick {QUICK_HELD})",
+    )
+    b.add_argument(
         "--client",
         choices=CLIENTS,
-        default="openloop",
+        default=None,
         help="the load generator of the measured runs: openloop (default; the bench's own open-loop client on Netty, "
         "latency from each request's intended send time, service/src/test/java/.../OpenLoopClient.java) or vegeta; "
         "the warm-ups and the soak use vegeta",
@@ -389,4 +415,22 @@ def parse(argv: list[str], prog: str | None = None) -> argparse.Namespace:
     args, extra = top.parse_known_args(argv)
     if extra:
         top.subs[args.command].error(f"unknown argument: {extra[0]}")
+    if args.command == "bench":
+        check_bench(args, top.subs["bench"])
     return args
+
+
+def check_bench(args: argparse.Namespace, bench: Parser) -> None:
+    """The bench's flags that cannot go together: --memory holds requests instead of offering the scenarios."""
+    if args.held is not None and not args.memory:
+        bench.error("--held: only with --memory (the numbers of requests it holds)")
+    if args.memory:
+        for flag, given in (
+            ("--soak", args.soak),
+            ("--scenarios", args.scenarios is not None),
+            ("--duration", args.duration is not None),
+            ("--idle-connections", args.idle_connections is not None),
+            ("--client", args.client is not None),
+        ):
+            if given:
+                bench.error(f"{flag} does not apply with --memory, which holds requests instead of offering the scenarios")

@@ -1,7 +1,8 @@
 """The benchmark's logic (liveness_lab/bench/run.py, bench/report.py; scripts/bench.sh execs it): flags, scenarios,
 modes from the variant table, the one-bench lock, what it reads from /proc and the JDK's tools, and the
 report built from a recorded run (fixtures/bench/: a `scripts/bench.sh --quick` of the bash bench, with the
-table.md, memory.md and cpu.md it wrote). No JVM and no load here."""
+table.md, memory.md and cpu.md it wrote), and --memory's histograms, JFR samples and report (fixtures/bench-memory/).
+No JVM and no load here."""
 
 import json
 import re
@@ -16,6 +17,7 @@ import yaml
 from conftest import FIXTURES, LOCUST_DIR, REPO
 
 from liveness_lab.base.exits import SETUP, SetupError
+from liveness_lab.bench import heap
 from liveness_lab.bench import report as bench_report
 from liveness_lab.bench import run as bench
 from liveness_lab.bench.run import BenchLock, Scenario, resolve_modes, scenarios
@@ -46,6 +48,15 @@ def run_cli(*args):
         (["--service-args"], "--service-args"),
         (["--client", "wrk"], "--client"),
         (["--bogus"], "--bogus"),
+        (["--memory", "--held", "0"], "--held"),
+        (["--memory", "--held", "1000,"], "--held"),
+        (["--memory", "--held", "many"], "--held"),
+        (["--held", "1000"], "--held"),
+        (["--memory", "--scenarios", "1000:100"], "--scenarios"),
+        (["--memory", "--soak", "5"], "--soak"),
+        (["--memory", "--duration", "5"], "--duration"),
+        (["--memory", "--idle-connections", "10"], "--idle-connections"),
+        (["--memory", "--client", "vegeta"], "--client"),
     ],
 )
 def test_a_bad_flag_is_a_usage_error_naming_it(args, flag):
@@ -70,6 +81,8 @@ def test_help_names_every_flag_and_the_exit_codes():
         "--service-args",
         "--no-floor",
         "--client",
+        "--memory",
+        "--held",
     ):
         assert flag in done.stdout
     assert "3         usage or set-up error" in done.stdout
@@ -455,3 +468,135 @@ def test_each_jvm_starts_only_once_the_one_before_is_ready():
     b.await_ready = lambda t: events.append(("ready", t))
     b.start_each_when_the_last_is_ready(["blocking", "reactive", "servlet"])
     assert events == [(e, t) for t in ("blocking", "reactive", "servlet") for e in ("start", "ready")]
+
+
+# --- --memory: heap per waiting request (bench/heap.py) ------------------------------------------------
+
+HELD = FIXTURES / "bench-memory"
+
+
+def test_memory_holds_the_default_counts_and_quick_fewer():
+    o = bench.options(parse(["bench", "--memory"]))
+    assert (o.memory, o.held) == (True, [1000, 2000, 5000])
+    assert bench.options(parse(["bench", "--memory", "--quick"])).held == [100, 200]
+    assert bench.options(parse(["bench", "--memory", "--quick", "--held", "300,50"])).held == [300, 50]
+    assert bench.options(parse(["bench"])).memory is False
+
+
+def test_only_the_memory_jvms_get_small_tlabs_for_the_sampler():
+    memory = bench.Bench(bench.BenchOptions(memory=True, service_args=["-XX:+UseZGC"]), None)
+    flags = memory.jvm_flags()
+    assert flags[-3:] == [*bench.MEMORY_JVM, "-XX:+UseZGC"]  # the user's flags last, so they win
+    assert not set(bench.MEMORY_JVM) & set(bench.Bench(bench.BenchOptions(), None).jvm_flags())
+
+
+def test_a_histogram_is_read_without_the_collectors_fillers():
+    text = textwrap.dedent("""\
+        4242:
+         num     #instances         #bytes  class name (module)
+        -------------------------------------------------------
+           1:         69738        4265648  [B (java.base@25.0.3)
+           2:         13472        2502456  [Ljdk.internal.vm.FillerElement; (java.base@25.0.3)
+           3:          3000          96000  org.Foo$$Lambda/0x000000004f6ca128
+           4:          1000          32000  org.Foo$$Lambda/0x000000004f6c9ee8
+           5:            10            160  jdk.internal.vm.FillerObject (java.base@25.0.3)
+           6:             2             64  [[Ljava.lang.String; (java.base@25.0.3)
+        Total         87222        6896328
+        """)
+    h = heap.histogram(text)
+    assert h["live"] == 6896328 - 2502456 - 160 and h["filler"] == 2502456 + 160
+    # One row per lambda whatever its address, Java's names for arrays.
+    assert h["classes"] == {"byte[]": [69738, 4265648], "org.Foo$$Lambda": [4000, 128000], "java.lang.String[][]": [2, 64]}
+    # Without its Total line (a shortened histogram), the rows.
+    assert heap.histogram("\n".join(text.splitlines()[:-1]))["live"] == 4265648 + 128000 + 64
+    with pytest.raises(ValueError, match="not a class histogram"):
+        heap.histogram("4242:\nAttachNotSupportedException: no such process\n")
+
+
+def test_recorded_histograms_name_what_a_waiting_request_holds_on_tomcat():
+    """servlet-async's recorded hold (run 1 of issue 49): 1,000 connections idle, then a request waiting on each."""
+    connections = heap.histogram((HELD / "histogram-servlet-async-1000-connections.txt").read_text())
+    held = heap.histogram((HELD / "histogram-servlet-async-1000-held.txt").read_text())
+    top = heap.grown(connections, held, 3)
+    assert [name for name, _, _ in top][:2] == ["byte[]", "char[]"]
+    name, nbytes, count = top[0]
+    assert nbytes == held["classes"]["byte[]"][1] - connections["classes"]["byte[]"][1] and count > 0
+    libs = heap.by_library(connections, held)
+    assert list(libs)[0] == heap.JDK and libs["Tomcat"] > libs.get("Spring", 0) > 0
+    assert heap.library("org.apache.coyote.http11.Http11Processor") == "Tomcat"
+    assert heap.library("[Lio.netty.handler.codec.DefaultHeaders$HeaderEntry;") == "Netty"
+
+
+def test_old_object_samples_name_the_allocating_site_outside_the_jdk():
+    samples = heap.old_object_samples((HELD / "held-servlet-async-1000.txt").read_text())
+    assert samples and all(n > 0 for _, _, n in samples)
+    kinds = {(kind, site) for kind, site, _ in samples}
+    assert ("char[]", "org.apache.catalina.connector.OutputBuffer.<init>") in kinds
+    # A stack of JDK frames only keeps its top frame; sizes in kB are bytes.
+    event = textwrap.dedent("""\
+        jdk.OldObjectSample {
+          objectSize = 16.0 kB
+          object =  [
+            byte[16384]
+          ]
+          stackTrace = [
+            java.nio.HeapByteBuffer.<init>(int, int, MemorySegment) line: 71
+            java.nio.ByteBuffer.allocate(int) line: 391
+          ]
+        }
+        """)
+    assert heap.old_object_samples(event) == [("byte[]", "java.nio.HeapByteBuffer.<init>", 16384)]
+    ranked = heap.sites(
+        [("char[]", "a.B.<init>", 16384), ("byte[]", "c.D.m", 24), ("byte[]", "c.D.m", 24), ("x.Y", "e.F.lambda$0.0x0000000036206d18", 9)]
+    )
+    assert ranked[0] == ("c.D.m", "byte[]", 2, 0.5)  # by samples: a sample stands for about a TLAB of allocation
+    assert ("e.F.lambda$0", "x.Y", 1, 0.25) in ranked
+
+
+def test_socket_queues_count_the_requests_unread_and_the_answers_come_back():
+    # Server 127.0.0.1:19069 (0x4A7D): one request read (rx 0), one not (0x50 bytes unread); a client with an
+    # answer waiting (rx 0x120), one without; a closed one (TIME_WAIT) that counts for nothing.
+    tcp = textwrap.dedent("""\
+          sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+           0: 0100007F:4A7D 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1
+           1: 0100007F:4A7D 0100007F:D431 01 00000000:00000000 00:00000000 00000000     0        0 2 1
+           2: 0100007F:4A7D 0100007F:D432 01 00000000:00000050 00:00000000 00000000     0        0 3 1
+           3: 0100007F:D431 0100007F:4A7D 01 00000000:00000120 00:00000000 00000000     0        0 4 1
+           4: 0100007F:D432 0100007F:4A7D 01 00000000:00000000 00:00000000 00000000     0        0 5 1
+           5: 0100007F:D433 0100007F:4A7D 06 00000000:00000000 00:00000000 00000000     0        0 6 1
+        """)
+    assert heap.socket_queues([tcp], 19069) == {"server": 2, "unread": 1, "answered": 1}
+    assert heap.socket_queues([tcp], 19085) == {"server": 0, "unread": 0, "answered": 0}
+
+
+def test_in_flight_is_read_from_the_services_prometheus_page():
+    page = '# TYPE demo_requests_in_flight gauge\ndemo_requests_in_flight{application="x",mode="servlet"} 200.0\n'
+    assert heap.in_flight(page) == 200
+    assert heap.in_flight(page.replace("200.0", "0.0")) == 0
+    assert heap.in_flight("jvm_threads_live_threads 22.0\n") is None
+
+
+def test_kib_per_waiting_request_from_the_live_sets():
+    record = {
+        "opened": 1000,
+        "read": 200,
+        "live": {"idle": 40 * 1024**2, "connections": 56 * 1024**2, "held": 76 * 1024**2, "after": 41 * 1024**2},
+    }
+    f = heap.figures(record)
+    assert f == pytest.approx(
+        {"per_connection": 16 * 1.024, "per_request": 36 * 1.024, "beyond_connection": 20 * 1024 / 200, "left_after": 1.024}
+    )
+    assert heap.figures(record | {"read": 0})["beyond_connection"] is None
+    # Each request more: from the smallest hold to the largest, whatever the first one cost once.
+    bigger = record | {"opened": 5000, "live": record["live"] | {"held": 76 * 1024**2 + 4000 * 90 * 1024}}
+    assert heap.slope([bigger, record]) == pytest.approx(90)
+    assert heap.slope([record]) is None
+
+
+def test_the_report_of_a_recorded_memory_run(tmp_path):
+    out = tmp_path / "bench"
+    shutil.copytree(HELD, out)
+    (out / "requests-memory.md").unlink()
+    bench_report.main(out)
+    assert (out / "requests-memory.md").read_text() == (HELD / "requests-memory.md").read_text()
+    assert not (out / "results.json").exists() and not (out / "table.md").exists()  # no scenarios, no table

@@ -3,8 +3,9 @@ chart held against Little's law, and what a JFR recording's CPU samples say.
 
 Reads REPORT_DIR/results.jsonl (one run a line: the mode, the scenario, memory and thread samples,
 vegeta's JSON report and the run's CPU shares), REPORT_DIR/memory.jsonl (the idle connections' memory),
-REPORT_DIR/soak*.jsonl (a --soak run's phases and samples) and REPORT_DIR/machine.txt; writes table.md,
-cpu.md, memory.md, soak.md, results.json and chart.png there. ``cpu_shares`` reads the text of
+REPORT_DIR/soak*.jsonl (a --soak run's phases and samples), REPORT_DIR/requests-memory.jsonl (a --memory
+run's holds) and REPORT_DIR/machine.txt; writes table.md, cpu.md, memory.md, soak.md, requests-memory.md,
+results.json and chart.png there. ``cpu_shares`` reads the text of
 `jfr print --events jdk.ExecutionSample` and gives the share of the samples spent in each per-request
 instrument and library (CPU_PARTS): where a mode's CPU goes.
 
@@ -241,6 +242,93 @@ def memory_table(records):
     return "\n".join(lines) + "\n"
 
 
+def kib(x) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def short_site(site: str) -> str:
+    """org.apache.catalina.connector.OutputBuffer.<init> -> connector.OutputBuffer.<init>: the class's
+    package's last part, the class and the method."""
+    parts = site.split(".")
+    return ".".join(parts[-3:]) if len(parts) > 3 else site
+
+
+def sent_of(r) -> str:
+    """' of 7 sent' where the server took fewer requests than the holder sent it (and the rest stayed idle)."""
+    return f" of {r['sent']:,} sent" if r.get("sent", r["opened"]) != r["read"] else ""
+
+
+def requests_memory_table(records):
+    """requests-memory.md: per mode and hold (--memory), the heap a waiting request holds, and who holds it."""
+    from .heap import KIB, figures, slope
+
+    modes = list(dict.fromkeys(label(r) for r in records))
+    held = sorted({r["asked"] for r in records})
+    lines = [
+        "| mode | " + " | ".join(f"KiB per waiting request, {n:,} held" for n in held) + " | each request more (slope) | "
+        "by library, the largest hold (KiB per request) |",
+        "|---|" + "---|" * len(held) + "---|---|",
+    ]
+    for mode in modes:
+        mine = {r["asked"]: r for r in records if label(r) == mode}
+        cells = []
+        for n in held:
+            r = mine.get(n)
+            if r is None:
+                cells.append("-")
+                continue
+            cell = kib(figures(r)["per_request"])
+            if r["read"] < r["opened"]:
+                cell += f" ({r['read']:,} read)"
+            cells.append(cell)
+        largest = mine[max(mine)]
+        libs = ", ".join(f"{lib} {b / largest['opened'] / KIB:,.1f}" for lib, b in list(largest["libraries"].items())[:5] if b > 0)
+        lines.append(f"| {mode} | " + " | ".join(cells) + f" | {kib(slope(list(mine.values())))} | {libs} |")
+    lines += [
+        "",
+        "| mode | held | read by the server | KiB per idle connection | KiB per waiting request (its connection included) | "
+        "of which the request, per request read | left after the reset | live set idle / connections / held / after (MiB) | "
+        "what a request adds (KiB per request read) | who allocated it (JFR: sampled bytes still alive) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        f, live = figures(r), r["live"]
+        read = r["read"] or 1
+        grew = ", ".join(f"`{name}` {b / read / KIB:,.1f}" for name, b, _ in r["request_classes"][:4] if b > 0)
+        sampled = ", ".join(f"`{short_site(site)}` {kind} {share:.0%}" for site, kind, _, share in r["sites"][:3])
+        flags = ""
+        if r.get("answered_early"):
+            flags += f" ({r['answered_early']:,} answered before the measurement)"
+        if not r.get("drained", True):
+            flags += " (not drained)"
+        lines.append(
+            f"| {label(r)} | {r['opened']:,}{flags} | {r['read']:,}{sent_of(r)} | {kib(f['per_connection'])} | {kib(f['per_request'])} "
+            f"| {kib(f['beyond_connection'])} | {kib(f['left_after'])} | "
+            + " / ".join(f"{live[k] / KIB / KIB:,.1f}" for k in ("idle", "connections", "held", "after"))
+            + f" | {grew or '-'} | {sampled or '-'} ({r['samples']} samples) |"
+        )
+    lines += [
+        "",
+        "Each mode held N keep-alive connections (each served one `latencyMs=0` request first), then sent a request of "
+        f"{records[0]['latency_ms'] // 1000 if records else 60} s on each and never read the answers, then reset them "
+        "(locust/liveness_lab/bench/hold_connections.py). Live set: `jcmd GC.class_histogram` (a full collection first), the "
+        "serial collector's filler objects left out; idle: after the warm-up, before the first hold.",
+        "The requests were sent 1, 2, 4, ... at a time while the server read every one: a thread-bound mode takes as many "
+        "as it has threads (blocking 4 event loops, servlet Tomcat's 200), and the rest would wait unread in the kernel's "
+        "socket buffers (so they stay idle connections here: a server still serves a request it has not read after its "
+        "client reset the connection). "
+        "KiB per waiting request: (held - idle) / N, its connection included; of which the request: (held - connections) / "
+        "the requests the server read; left after: (after - idle) / N, once the server counted no request in flight "
+        "(demo_requests_in_flight). Each request more: the growth from the smallest hold to the largest over the "
+        "requests added, without what a first hold costs once (caches, pools).",
+        "By library: the classes' packages (held - idle); JDK types are arrays, strings and maps that any library may hold. "
+        "Who allocated it: JFR's old-object samples (jdk.OldObjectSample) alive at the held histogram, by the first frame "
+        "outside the JDK that allocated them; JFR samples large objects more often than small ones, so this ranks, the "
+        "histogram measures. The histograms: histogram-<mode>-<N>-<state>.txt.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def p99(r) -> str:
     """p99 - L, and that of the run's second half where the client recorded it."""
     half = r.get("p99_second_half_over_l_ms")
@@ -384,7 +472,8 @@ def chart(rows, path):
 
 def main(out):
     out = Path(out)
-    runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    results = out / "results.jsonl"
+    runs = [json.loads(line) for line in results.read_text().splitlines() if line.strip()] if results.exists() else []
     rows = [figures(run) for run in runs]
     machine = (out / "machine.txt").read_text().splitlines() if (out / "machine.txt").exists() else []
     if rows:  # a --soak run has none
@@ -400,7 +489,12 @@ def main(out):
     if (out / "memory.jsonl").exists():
         memory = [json.loads(line) for line in (out / "memory.jsonl").read_text().splitlines() if line.strip()]
         (out / "memory.md").write_text(memory_table(memory))
-    (out / "results.json").write_text(json.dumps(rows, indent=2))
+    if (out / "requests-memory.jsonl").exists():
+        held = [json.loads(line) for line in (out / "requests-memory.jsonl").read_text().splitlines() if line.strip()]
+        if held:
+            (out / "requests-memory.md").write_text("; ".join(machine) + "\n\n" + requests_memory_table(held))
+    if rows:
+        (out / "results.json").write_text(json.dumps(rows, indent=2))
 
 
 if __name__ == "__main__":

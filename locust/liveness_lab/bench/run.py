@@ -24,11 +24,13 @@ import os
 import platform
 import re
 import resource
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -68,6 +70,15 @@ OPENLOOP_JVM = ["-XX:ActiveProcessorCount=1", "-XX:TieredStopAtLevel=1", "-Xms51
 WARMUP_S, QUICK_WARMUP_S, WARMUP_WORKERS = 20, 4, 1000
 # --soak: the demo's rate (20 users at 1 request/s of 1 s), then 10 times that.
 SOAK_RATES = (20, 200)
+# --memory: how many requests each mode holds in turn (--held), and how long each asks to wait: the
+# service's default cap (DemoProperties' latencyMaxMs), so none is answered while its heap is measured.
+DEFAULT_HELD, QUICK_HELD = "1000,2000,5000", "100,200"
+HOLD_LATENCY_MS = 60000
+# --memory's JVMs only: small fixed TLABs, so JFR's old-object sampler (which samples on a thread's TLAB
+# refill) sees the small objects of a request too; with the 768 MiB young generation's large TLABs it
+# sampled 3 of 2,000 reactive requests. A TLAB's size changes how fast objects are allocated, not which
+# stay alive.
+MEMORY_JVM = ["-XX:-ResizeTLAB", "-XX:TLABSize=16k"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,16 @@ def scenarios(text: str) -> list[Scenario]:
             raise argparse.ArgumentTypeError(f"'{s.latency_ms}:{s.concurrency}': latency and concurrency must be above 0")
         if s.rate == 0:
             raise argparse.ArgumentTypeError(f"'{s.latency_ms}:{s.concurrency}' offers under 1 req/s (C / L): raise C or lower L")
+    return found
+
+
+def held_counts(text: str) -> list[int]:
+    """--held: comma-separated numbers of requests to hold, each above 0 (argparse type)."""
+    if not re.fullmatch(r"\d+(,\d+)*", text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not comma-separated numbers of requests (e.g. --held 1000,2000,5000)")
+    found = [int(n) for n in text.split(",")]
+    if 0 in found:
+        raise argparse.ArgumentTypeError(f"'{text}': every number of requests must be above 0")
     return found
 
 
@@ -186,6 +207,16 @@ def status_field(pid: int, name: str) -> int:
     except OSError:
         pass
     return 0
+
+
+def runnable_threads(pid: int) -> int:
+    """The threads of PID running or ready to run (state R, field 3 of /proc/PID/task/TID/stat)."""
+    n = 0
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                n += (task / "stat").read_text().rsplit(")", 1)[1].split()[0] == "R"
+    return n
 
 
 def cpu_ms(*pids: int) -> int:
@@ -376,6 +407,8 @@ class BenchOptions:
     service_args: list[str] = field(default_factory=list)
     floor: bool = True
     client: str = "openloop"
+    memory: bool = False
+    held: list[int] = field(default_factory=lambda: held_counts(DEFAULT_HELD))
     command: str = "scripts/bench.sh"
 
 
@@ -393,6 +426,8 @@ def options(args: argparse.Namespace, command: str = "scripts/bench.sh") -> Benc
         service_args=(args.service_args or "").split(),
         floor=getattr(args, "floor", True),
         client=getattr(args, "client", None) or "openloop",
+        memory=getattr(args, "memory", False),
+        held=getattr(args, "held", None) or held_counts(QUICK_HELD if quick else DEFAULT_HELD),
         command=command,
     )
 
@@ -448,6 +483,11 @@ class Bench:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard) if hard != resource.RLIM_INFINITY else want, hard))
                 break
         self.max_fds = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if self.opts.memory and max(self.opts.held) + 500 > self.max_fds:
+            raise SetupError(
+                f"--held {max(self.opts.held):,}: the holder needs a file descriptor per connection, and the limit is {self.max_fds:,}",
+                "hold fewer (--held), or raise the hard limit (ulimit -Hn, /etc/security/limits.conf)",
+            )
 
     def step(self, name: str, argv: list[str], cwd: Path | None = None) -> None:
         """A build step with its output in logs/NAME.log, as the shell's `step` does."""
@@ -539,6 +579,7 @@ class Bench:
             f"-Xmx{HEAP}",
             f"-Xmn{YOUNG}",
             f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
+            *(MEMORY_JVM if self.opts.memory else []),
             *(a for a in self.opts.service_args if a.startswith(JVM_FLAG)),
         ]
 
@@ -746,6 +787,194 @@ class Bench:
             "before": before,
             "during": during,
         }
+
+    # --memory: heap per waiting request ---------------------------------------------------------------
+
+    def histogram(self, pid: int, name: str) -> dict:
+        """jcmd GC.class_histogram (a full collection first), kept as histogram-NAME.txt, read (heap.histogram)."""
+        from . import heap
+
+        text = self.jcmd(pid, "GC.class_histogram", check=True)
+        (self.out / f"histogram-{name}.txt").write_text(text)
+        try:
+            return heap.histogram(text)
+        except ValueError as e:
+            raise SetupError(f"jcmd {pid} GC.class_histogram: {e}", f"see {self.out / f'histogram-{name}.txt'}") from None
+
+    @staticmethod
+    def read_line(proc: subprocess.Popen, prefix: str, limit_s: float) -> str | None:
+        """The first line of PROC's standard output that starts with PREFIX, within LIMIT_S, else None."""
+        deadline = time.time() + limit_s
+        buffered = b""
+        while time.time() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([proc.stdout], [], [], 1)
+            if not ready:
+                continue
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            buffered += chunk
+            for line in buffered.decode(errors="replace").split("\n")[:-1]:  # whole lines only
+                if line.startswith(prefix):
+                    return line
+        return None
+
+    def queues(self, port: int) -> dict[str, int]:
+        from . import heap
+
+        texts = []
+        for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with contextlib.suppress(OSError):
+                texts.append(Path(name).read_text())
+        return heap.socket_queues(texts, port)
+
+    def await_read(self, t: Target, sent: int, limit_s: int = 60) -> int:
+        """How many of the SENT requests the server has read (the rest wait in its sockets' receive queues):
+        all of them, or as many as it took once the count stood still for 3 s."""
+        deadline, last, still_since = time.time() + limit_s, -1, time.time()
+        while time.time() < deadline:
+            read = sent - self.queues(t.port)["unread"]
+            if read >= sent:
+                return read
+            if read != last:
+                last, still_since = read, time.time()
+            elif time.time() - still_since >= 3:
+                return read
+            self.show(f"{t.label}: the server has read {read:,} of {sent:,} requests")
+            time.sleep(0.5)
+        return last
+
+    def await_quiet(self, t: Target, limit_s: int = 60) -> float:
+        """Until T's JVM has had no thread running or ready to run (R in /proc/PID/task/*/stat) in at least 7
+        of 8 looks over 2 s, at most LIMIT_S; the seconds waited. A request the server has read may not be
+        waiting yet: the virtual modes' threads, queued for their one carrier, build their stacks (and the
+        objects a waiting request holds) only when they run up to their sleep. Not its CPU time: a JVM that
+        other processes starve of its CPU uses little of it and is not done."""
+        pid, started = self.pids[t.name], time.time()
+        while time.time() - started < limit_s:
+            busy = 0
+            for _ in range(8):
+                busy += runnable_threads(pid) > 0
+                time.sleep(0.25)
+            if busy <= 1:
+                break
+            self.show(f"{t.label}: waiting for the requests to settle")
+        return time.time() - started
+
+    def send_while_read(self, t: Target, holder: subprocess.Popen, opened: int, log: Path) -> tuple[int, int]:
+        """Sends the held requests 1, 2, 4, ... at a time while the server reads every one: (sent, read).
+        A thread-bound mode stops reading once its threads are taken (blocking: its 4 event loops; servlet:
+        Tomcat's 200 threads), and it would still serve every request it had not read after its client was
+        gone (a reset leaves the request in the socket), each for the full latency, long after the hold.
+        So it is sent at most twice what it takes; the connections left over stay idle, as they would wait
+        unread anyway (in the kernel's buffers, not the heap)."""
+        sent, read, step = 0, 0, 1
+        while sent < opened:
+            holder.stdin.write(f"send {min(step, opened - sent)}\n".encode())
+            holder.stdin.flush()
+            line = self.read_line(holder, "sent ", 120)
+            if line is None:
+                raise SetupError(f"{t.label}: the held requests were not sent in 120 s", f"see {log}")
+            sent = int(line.split()[1])
+            read = self.await_read(t, sent)
+            if read < sent:
+                break
+            step *= 2
+        return sent, read
+
+    def await_drained(self, t: Target) -> bool:
+        """After the reset: until the service counts no request in flight (demo_requests_in_flight; a thread
+        that sleeps, or a Tomcat async request, waits out its latency, and a thread-bound mode then serves
+        the requests it had not read: twice the latency), at most twice the hold's latency and a minute. The
+        floor has no such meter and drops its requests with their connections: 3 s."""
+        from . import heap
+
+        limit_s = 2 * HOLD_LATENCY_MS // 1000 + 60
+        deadline = time.time() + limit_s
+        while time.time() < deadline:
+            self.show(f"{t.label}: waiting for the requests in flight to end")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{t.port}/actuator/prometheus", timeout=2) as answer:
+                    if heap.in_flight(answer.read().decode(errors="replace")) == 0:
+                        return True
+            except urllib.error.HTTPError as e:
+                if e.code == 404:
+                    time.sleep(3)
+                    return True
+            except OSError:
+                pass  # busy (a blocked event loop, every Tomcat thread asleep): ask again
+            time.sleep(1)
+        LOG.warning("%s: requests still in flight %s s after the reset", t.label, limit_s)
+        return False
+
+    def request_memory(self, t: Target, idle: dict) -> list[dict]:
+        """Every --held count in turn (hold): the live set of T's JVM with that many requests waiting."""
+        return [self.hold(t, n, idle) for n in self.opts.held]
+
+    def hold(self, t: Target, n: int, idle: dict) -> dict:
+        """N keep-alive connections held open (hold_connections.py, on the load generator's CPU), then a
+        request of HOLD_LATENCY_MS waiting on each, then reset: a class histogram in each state, and JFR's
+        old-object samples of the requests' allocations that were still alive at the second."""
+        from . import heap
+
+        pid, name = self.pids[t.name], f"{t.name}-{n}"
+        log = self.logs / f"hold-{name}.log"
+        with open(log, "w") as err:
+            holder = subprocess.Popen(
+                self.on_loadgen(sys.executable, Path(__file__).with_name("hold_connections.py"), t.port, n, HOLD_LATENCY_MS),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            )
+        self.procs.append(holder)
+        try:
+            self.show(f"{t.label}: opening {n:,} connections")
+            opened_line = self.read_line(holder, "open ", 300)
+            if opened_line is None:
+                raise SetupError(f"{t.label}: {n:,} connections did not open in 300 s", f"see {log}")
+            opened = int(opened_line.split()[1])
+            connections = self.histogram(pid, f"{name}-connections")
+            jfr = self.out / f"held-{name}.jfr"
+            self.jcmd(pid, "JFR.start", "name=held", "settings=profile", check=True)
+            sent, read = self.send_while_read(t, holder, opened, log)
+            settled = self.await_quiet(t)
+            self.show(f"{t.label}: {read:,} requests waiting, measuring")
+            held = self.histogram(pid, f"{name}-held")  # its full collection also tells JFR's sampler which samples live
+            answered = self.queues(t.port)["answered"]
+            self.jcmd(pid, "JFR.stop", "name=held", f"filename={jfr}", check=True)
+            samples = heap.old_object_samples(self.jfr("print", "--stack-depth", "64", "--events", "jdk.OldObjectSample", str(jfr)).stdout)
+        finally:
+            with contextlib.suppress(OSError):
+                holder.stdin.close()
+            try:
+                holder.wait(timeout=60)
+            except subprocess.TimeoutExpired:  # still opening its connections to a server that does not answer
+                holder.kill()
+                holder.wait()
+        drained = self.await_drained(t)
+        after = self.histogram(pid, f"{name}-after")
+        if answered:
+            LOG.warning("%s: %s of the held requests were answered before their heap was measured", t.label, answered)
+        record = {
+            "mode": t.mode,
+            "build": t.build,
+            "asked": n,
+            "opened": opened,
+            "sent": sent,
+            "read": read,
+            "answered_early": answered,
+            "settled_s": round(settled, 1),
+            "drained": drained,
+            "latency_ms": HOLD_LATENCY_MS,
+            "live": {"idle": idle["live"], "connections": connections["live"], "held": held["live"], "after": after["live"]},
+            "connection_classes": heap.grown(idle, connections, 10),
+            "request_classes": heap.grown(connections, held, 15),
+            "libraries": heap.by_library(idle, held),
+            "samples": len(samples),
+            "sites": heap.sites(samples),
+        }
+        LOG.info("%s held %s: %s", t.label, n, {k: None if v is None else round(v, 2) for k, v in heap.figures(record).items()})
+        return record
 
     def profile(self, name: str) -> tuple[int, dict | None, list[float]]:
         """What the JFR recording profile-NAME.jfr says, next to it: the hottest methods (CPU samples every
@@ -968,6 +1197,11 @@ class Bench:
             [str(self.java_home / "bin" / "java"), *self.jvm_flags(), "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True
         ).stdout
         lines.append(f"collector: {collector(flags)}")
+        if self.opts.memory:
+            lines.append(
+                f"memory: {', '.join(f'{n:,}' for n in self.opts.held)} requests of {HOLD_LATENCY_MS:,} ms held in turn; "
+                f"JFR's old-object samples with {' '.join(MEMORY_JVM)}"
+            )
         if self.opts.service_args:
             lines.append(f"service arguments: {' '.join(self.opts.service_args)}")
         return "\n".join(lines) + "\n"
@@ -1014,9 +1248,14 @@ class Bench:
         o, out = self.opts, self.out
         self.start_each_when_the_last_is_ready(ts)
         LOG.info("ready: %s", ", ".join(t.label for t in ts))
-        runs = [s for s in o.scenarios] if not o.soak else []
-        idle = o.idle_connections if not o.soak else 0
-        steps = len(ts) + (len(modes) * len(SOAK_RATES) if o.soak else 0) + (len(ts) if idle else 0) + len(runs) * len(ts)
+        runs = [s for s in o.scenarios] if not (o.soak or o.memory) else []
+        idle = o.idle_connections if not (o.soak or o.memory) else 0
+        steps = (
+            len(ts) * (2 if o.memory else 1)
+            + (len(modes) * len(SOAK_RATES) if o.soak else 0)
+            + (len(ts) if idle else 0)
+            + len(runs) * len(ts)
+        )
         self.start_progress(steps)
         try:
             for t in ts:
@@ -1036,13 +1275,24 @@ class Bench:
                         LOG.info("soak of %s: %s req/s of 1 s for %s min", t.label, rate, o.soak)
                         append_json(out / "soak-results.jsonl", self.soak_phase(t, rate, o.soak))
                         self.advance()
+            if o.memory:
+                (out / "requests-memory.jsonl").write_text("")
+                for t in ts:
+                    LOG.info("heap of %s waiting requests -> %s", ",".join(map(str, o.held)), t.label)
+                    # JFR's first recording in a JVM loads its classes: before the idle histogram, not in a hold's.
+                    self.jcmd(self.pids[t.name], "JFR.start", "name=first", "settings=profile", check=True)
+                    self.jcmd(self.pids[t.name], "JFR.stop", "name=first", check=True)
+                    for record in self.request_memory(t, self.histogram(self.pids[t.name], f"{t.name}-idle")):
+                        append_json(out / "requests-memory.jsonl", record)
+                    self.advance()
             if idle:
                 (out / "memory.jsonl").write_text("")
                 for t in ts:
                     LOG.info("memory of %s idle keep-alive connections -> %s", idle, t.label)
                     append_json(out / "memory.jsonl", self.idle_memory(t))
                     self.advance()
-            (out / "results.jsonl").write_text("")
+            if runs:
+                (out / "results.jsonl").write_text("")
             for s in runs:
                 for t in ts:
                     LOG.info("L=%s ms C=%s (%s req/s offered) -> %s", s.latency_ms, s.concurrency, s.rate, t.label)
@@ -1054,7 +1304,7 @@ class Bench:
         (out / "machine.txt").write_text(self.machine(ts, baseline))
         bench_report.main(out)
         LOG.info("done: %s", out)
-        shown = [(out / name).read_text() for name in ("soak.md", "table.md", "floor.md") if (out / name).is_file()]
+        shown = [(out / name).read_text() for name in ("soak.md", "requests-memory.md", "table.md", "floor.md") if (out / name).is_file()]
         print("\n".join(shown), end="", flush=True)
         return 0
 
