@@ -58,7 +58,9 @@ def main(argv=None, environ=os.environ) -> int:
         from liveness_lab.lab.runner import LabOptions, run_lab
 
         return run_lab(
-            LabOptions(only=args.only, quick=args.quick, repeat=args.repeat, out=args.out, load=args.load, command=command),
+            LabOptions(
+                only=args.only, quick=args.quick, group=args.group, repeat=args.repeat, out=args.out, load=args.load, command=command
+            ),
             console,
             environ,
         )

@@ -4,6 +4,7 @@ and is self-contained; scripts/lab.sh's command line answers as lab.sh reads it.
 
 import copy
 import json
+import re
 import shutil
 import textwrap
 
@@ -36,7 +37,7 @@ def write(tmp_path, text, name="test-one.yaml"):
     return path
 
 
-def test_the_catalogue_loads_in_order_with_the_quick_three_for_ci():
+def test_the_catalogue_loads_in_order_with_the_quick_two_for_ci():
     scenarios = catalogue.load_catalogue()
     names = [s.name for s in scenarios]
     assert names[:2] == ["baseline", "servlet"] and len(names) >= 9
@@ -44,6 +45,52 @@ def test_the_catalogue_loads_in_order_with_the_quick_three_for_ci():
     assert [s.name for s in catalogue.load_catalogue(only=["cascade", "baseline"])] == ["baseline", "cascade"]
     for s in scenarios:  # every swarmed variant has a prediction, every file names its sources
         assert set(s.predict) <= set(s.variants) and s.sources, s.name
+
+
+def test_a_group_narrows_the_catalogue_and_lab_help_counts_what_is_in_it():
+    """--group storms | remedies | webflux | servlet, and every count and estimate `scripts/lab.sh --help`
+    states is the catalogue's (a new scenario file fails this until the help says so)."""
+    from liveness_lab import cli as top_cli
+
+    every = catalogue.load_catalogue()
+    storms, remedies = catalogue.load_catalogue(group="storms"), catalogue.load_catalogue(group="remedies")
+    names = {s.name for s in storms}, {s.name for s in remedies}
+    assert names[0] | names[1] == {s.name for s in every} and not names[0] & names[1]
+    assert "backoff-cap" in {s.name for s in storms} and "baseline" in {s.name for s in remedies}
+    servlet = catalogue.load_catalogue(group="servlet")
+    assert "servlet-dependency-in-liveness" in {s.name for s in servlet} and "baseline" not in {s.name for s in servlet}
+    assert catalogue.load_catalogue(quick=True, group="servlet") == [s for s in servlet if s.quick]
+    with pytest.raises(scenario_file.ScenarioError, match="no group nope; there are storms, remedies"):
+        catalogue.load_catalogue(group="nope")
+
+    lab = next(a for a in top_cli.parser()._subparsers._group_actions[0].choices.values() if a.prog.endswith("lab.sh"))
+    help_text = " ".join(lab.format_help().split())
+
+    def minutes(scenarios):
+        return round(catalogue.estimate_s(scenarios) / 60)
+
+    webflux = catalogue.load_catalogue(group="webflux")
+    both = [s for s in every if s not in webflux and s not in servlet]
+    assert not both, f"scenarios on both stacks, which the help does not count: {both}"
+    stated = re.search(
+        r"The catalogue: (\d+) scenarios, (\d+) remedies \((\d+) on WebFlux, (\d+) on Tomcat\) and (\d+) restart storms "
+        r"\((\d+) on WebFlux, (\d+) on Tomcat\)",
+        help_text,
+    ).groups()
+    counts = (every, remedies, [s for s in remedies if s in webflux], [s for s in remedies if s in servlet], storms)
+    counts += ([s for s in storms if s in webflux], [s for s in storms if s in servlet])
+    assert tuple(map(int, stated)) == tuple(map(len, counts))
+    default_cap = [s for s in every if s.kubelet.get("maxContainerRestartPeriod", 300) == 300]
+    assert re.search(r"A whole pass about (\d+) minutes here \((\d+) on a cluster", help_text).groups() == (
+        str(minutes(default_cap)),
+        str(minutes(every)),
+    )
+    assert (
+        f"the {len(storms)} restart storms (~{minutes(storms)} min), the {len(remedies)} remedies (~{minutes(remedies)} min)" in help_text
+    )
+    assert f"webflux {len(webflux)}, ~{minutes(webflux)} min; servlet {len(servlet)}, ~{minutes(servlet)} min" in help_text
+    quick = catalogue.load_catalogue(quick=True)
+    assert f"({' and '.join(s.name for s in quick)}: CI's two, ~{minutes(quick)} min)" in help_text
 
 
 def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp_path):

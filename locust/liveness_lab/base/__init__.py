@@ -22,6 +22,10 @@ DEFAULT_RATE = 1.0
 # cool-down between the hold and the quiet period (no option), and DemoShape's LIVENESS_LAB_*_S.
 DEMO_PHASES_S = {"ramp": 10, "hold": 180, "cooldown": 5, "quiet": 90}
 
+# The lab's groups (scripts/lab.sh --group; lab.catalogue picks them): the restart storms (`storm: true`),
+# the remedies (the others), and the scenarios of one stack (every variant they swarm on it).
+LAB_GROUPS = ("storms", "remedies", "webflux", "servlet")
+
 # locust/ and the repository around it, on the host (the Locust image has locust/'s files only).
 LOCUST_DIR = Path(__file__).resolve().parents[2]
 ROOT = LOCUST_DIR.parent

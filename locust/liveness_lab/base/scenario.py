@@ -7,6 +7,7 @@ A scenario file holds data only (adding one needs no code):
     title: One line for the matrix.
     order: 10                      # place in the matrix (then the file name)
     quick: true                    # one of the short scenarios `scripts/lab.sh --quick` runs (CI)
+    storm: true                    # one of the restart storms (`scripts/lab.sh --group storms`)
     setting: What is changed, in a few words.
     lesson: >                      # what it teaches, with the claim it tests
       ...
@@ -96,6 +97,7 @@ TOP_KEYS = {
     "title",
     "order",
     "quick",
+    "storm",
     "setting",
     "lesson",
     "sources",
@@ -174,6 +176,7 @@ class Scenario:
     measured: str = ""
     order: int = 100
     quick: bool = False
+    storm: bool = False
     actions: list[Action] = field(default_factory=list)
     cpu_check: str = "full"
     kubelet: dict = field(default_factory=dict)
@@ -359,11 +362,12 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
         for key, value in expected.items():
             check_prediction(path, where, key, value)
             check_needs(path, where, key, value, actions, variant)
-    order, quick = data.get("order", 100), data.get("quick", False)
+    order, quick, storm = data.get("order", 100), data.get("quick", False), data.get("storm", False)
     if not isinstance(order, int) or isinstance(order, bool):
         raise ScenarioError(path, "order", f"{order!r} is not a whole number")
-    if not isinstance(quick, bool):
-        raise ScenarioError(path, "quick", f"{quick!r} is not true or false")
+    for key, flag in (("quick", quick), ("storm", storm)):
+        if not isinstance(flag, bool):
+            raise ScenarioError(path, key, f"{flag!r} is not true or false")
     return Scenario(
         name=name,
         path=path,
@@ -378,6 +382,7 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
         measured=" ".join(data.get("measured", "").split()),
         order=order,
         quick=quick,
+        storm=storm,
         actions=actions,
         cpu_check=cpu_check,
         kubelet=kubelet,

@@ -1,7 +1,8 @@
 """The catalogue's and the judge's own command line, for a person at the keyboard (from locust/, in the
 repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts/lab.sh):
 
-    python -m liveness_lab.lab list [--only a,b] [--quick]    the scenarios to run, one name a line, in catalogue order
+    python -m liveness_lab.lab list [--only a,b] [--quick] [--group G]   the scenarios to run, one name a line, in
+                                                 catalogue order, then how long the lab would take on 2 cores
     python -m liveness_lab.lab check                          load every scenario file; exit 1 naming the bad one
     python -m liveness_lab.lab judge NAME FOLDER              judge a finished demo.sh folder; writes FOLDER/lab.json;
                                                  exit 0 held, 1 not held, 2 cannot tell
@@ -11,6 +12,7 @@ repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts
 import argparse
 import sys
 
+from liveness_lab.base import LAB_GROUPS
 from liveness_lab.base.scenario import ScenarioError
 
 from . import catalogue, judge, matrix
@@ -26,6 +28,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("list")
     p.add_argument("--only", default="")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--group", choices=LAB_GROUPS)
     sub.add_parser("check")
     p = sub.add_parser("judge")
     p.add_argument("name")
@@ -36,8 +39,10 @@ def main(argv=None) -> int:
     try:
         if args.command == "list":
             only = [n.strip() for n in args.only.split(",") if n.strip()]
-            for s in catalogue.load_catalogue(only=only, quick=args.quick):
+            chosen = catalogue.load_catalogue(only=only, quick=args.quick, group=args.group)
+            for s in chosen:
                 print(s.name)
+            print(f"{len(chosen)} scenario(s): about {round(catalogue.estimate_s(chosen) / 60)} minutes on 2 cores", file=sys.stderr)
             return 0
         if args.command == "check":
             found = catalogue.load_catalogue()

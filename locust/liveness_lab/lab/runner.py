@@ -44,6 +44,7 @@ def scenario_max_s(scenario: Scenario) -> int:
 class LabOptions:
     only: list[str] | None = None
     quick: bool = False
+    group: str | None = None  # one of base.LAB_GROUPS
     repeat: int = 1
     out: str | None = None
     load: str = "auto"  # each scenario's demo: host|cluster|auto (liveness_lab/demo/load_source.py)
@@ -98,11 +99,11 @@ class Lab:
     def choose(self) -> list[Scenario]:
         try:
             catalogue.load_catalogue()  # every file loads cleanly before the cluster is touched
-            chosen = catalogue.load_catalogue(only=self.opts.only, quick=self.opts.quick)
+            chosen = catalogue.load_catalogue(only=self.opts.only, quick=self.opts.quick, group=self.opts.group)
         except ScenarioError as e:
             raise SetupError(f"a scenario is wrong: {e}", "fix the field it names (python -m liveness_lab.lab check, from locust/)") from e
         if not chosen:
-            raise SetupError("no scenario chosen", "check --only and --quick")
+            raise SetupError("no scenario chosen", "check --only, --quick and --group (each narrows the others)")
         return chosen
 
     def connect(self) -> None:
@@ -311,6 +312,14 @@ class Lab:
                 (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
                 LOG.info(
                     "lab: %s scenario(s) x %s into %s: %s", len(scenarios), self.opts.repeat, self.out, " ".join(s.name for s in scenarios)
+                )
+                LOG.info(
+                    "lab: about %s minutes on 2 cores (the loads %s, and the rollouts, reports and rollbacks measured: "
+                    "%s s a scenario, %s a storm); a faster machine takes the loads' time and less of the rest",
+                    round(catalogue.estimate_s(scenarios, self.opts.repeat) / 60),
+                    round(self.opts.repeat * sum(s.minutes() for s in scenarios)),
+                    catalogue.OVERHEAD_S["remedy"],
+                    catalogue.OVERHEAD_S["storm"],
                 )
                 started, codes = time.time(), []
                 for i in range(1, self.opts.repeat + 1):
