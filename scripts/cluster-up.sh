@@ -254,9 +254,13 @@ describe_node_image() {
 }
 
 # describe_cluster: the plan's cluster line: created, reused, or refused (another Kubernetes runs in it).
+# Asked of the kind the run would use (on PATH or in the cache), not of an earlier run's link in
+# .tools/bin, which nothing has re-linked in a dry run.
 describe_cluster() {
-  local have
-  cluster_exists 2>/dev/null || { echo "create"; return 0; }
+  local have how binary kind=kind
+  read -r how binary _ <<<"$(tool_source kind)"
+  case $how in path | cache) kind=$binary ;; esac
+  "$kind" get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER_NAME" || { echo "create"; return 0; }
   have=$(cluster_kubernetes_version)
   if [ -z "$have" ] || [ "$have" = "$KUBERNETES_VERSION" ]; then
     echo "exists${have:+ (Kubernetes $have)}: reuse it"
