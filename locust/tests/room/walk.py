@@ -214,7 +214,7 @@ def wait_check(p: Participant, step: str, states: tuple, wait_s: float) -> dict:
     return check
 
 
-def walk(p: Participant, started: float) -> None:
+def walk(p: Participant, started: float, on_step=None) -> None:
     for step in STEPS:
         rec = StepRecord(step, PLANS[p.name][step])
         p.steps.append(rec)
@@ -237,7 +237,10 @@ def walk(p: Participant, started: float) -> None:
         rec.verdict, rec.reason = check.get("state", "?"), check.get("reason", "")
         rec.verdict_s = round(time.time() - swarm_at, 1)
         ui(p, "POST", "/stop")
-        print(f"{time.time() - started:6.0f} s  {p.name}: {step} ({rec.how}): {rec.verdict} after {rec.verdict_s} s", flush=True)
+        why = "" if rec.verdict == "met" else f": {rec.reason[:160]}"
+        print(f"{time.time() - started:6.0f} s  {p.name}: {step} ({rec.how}): {rec.verdict} after {rec.verdict_s} s{why}", flush=True)
+        if on_step:
+            on_step()
 
 
 class MachineSampler(threading.Thread):
@@ -280,7 +283,14 @@ def main(argv=None) -> int:
             print(f"{p.name}: installed in {p.namespace} with {kind.run([p.helm, 'version', '--short']).stdout.strip()}", flush=True)
         before = {p.name: revisions(p) for p in room}
         sampler.start()
-        walkers = [threading.Thread(target=walk, args=(p, started)) for p in room]
+        lock = threading.Lock()
+
+        def save_progress():  # after every step: an interrupted walk keeps what it measured
+            with lock:
+                steps = {p.name: [asdict(s) for s in p.steps] for p in room}
+                (args.out / "steps.json").write_text(json.dumps({"seconds": round(time.time() - started), "steps": steps}, indent=2) + "\n")
+
+        walkers = [threading.Thread(target=walk, args=(p, started, save_progress)) for p in room]
         for w in walkers:
             w.start()
         for w in walkers:
