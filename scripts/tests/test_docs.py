@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", REPO / "chart/README.md", REPO / "locust/README.md", *sorted((REPO / "docs").glob("*.md"))]
 TEXT = "\n".join(doc.read_text() for doc in DOCS)
 SCRIPTS = sorted(set(re.findall(r"scripts/[a-z-]*\.sh", TEXT)))
-SETTINGS = sorted(set(re.findall(r"LIVENESS_LAB_[A-Z_]*[A-Z]", TEXT)))
+SETTINGS = sorted(set(re.findall(r"LIVENESS_LAB_[A-Z0-9_]*[A-Z0-9]", TEXT)))
 SETS = sorted({s.rstrip(".") for s in re.findall(r"--set [^] `),;\n]*", TEXT)})
 VERSIONS = dict(re.findall(r"^([A-Z_]+)=(\S*)", (REPO / "scripts/versions.env").read_text(), re.M))
 
