@@ -258,6 +258,29 @@ def test_a_master_that_cannot_run_it_is_a_setup_error(stand_in, tmp_path, kwargs
     with pytest.raises(exits.SetupError) as e:
         drive(url, tmp_path)
     assert said in e.value.message and e.value.fix
+    if "workers" in kwargs:  # asked again every 2 s for WORKER_WAIT_S before it gives up
+        asked = sum(1 for _, p, _ in api.calls if p == "/stats/requests")
+        assert asked == 1 + master.WORKER_WAIT_S // 2, asked
+
+
+def test_a_worker_that_connects_while_the_run_waits_is_taken(stand_in, tmp_path):
+    """Both Locust Deployments rolled: the new worker lost the old master and restarts; the run waits."""
+    api, url = stand_in(workers=0)
+    asked = []
+
+    def status_then_connect(original=master.LocustMaster.status):
+        def status(self):
+            asked.append(1)
+            if len(asked) == 4:
+                api.workers = 1
+            return original(self)
+
+        return status
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(master.LocustMaster, "status", status_then_connect())
+        run, status, _ = drive(url, tmp_path, total_s=25)
+    assert status.workers == 1 and len(asked) >= 4
 
 
 def test_no_master_is_a_setup_error(tmp_path):

@@ -63,6 +63,12 @@ CSV_FILES = {
 }
 
 
+# How long a run waits for a worker to connect: when both Locust Deployments roll (a helm upgrade or the
+# lab's rollback that changes the variants), the new worker may first reach the old master, lose it and
+# restart (seen: 14 s after the rollout), then connect to the new one.
+WORKER_WAIT_S = 90
+
+
 @dataclass
 class Reply:
     status: int
@@ -286,9 +292,16 @@ class ClusterLocust:
                 f"the release's Locust master does not answer ({self.master})",
                 "is locust.enabled on in the release? kubectl get pods -l app.kubernetes.io/component=locust; or use --load host",
             )
+        waited = 0.0
+        while not status.workers and waited < WORKER_WAIT_S:
+            if waited == 0:
+                LOG.info("the release's Locust master has no worker yet: waiting up to %s s for one to connect", WORKER_WAIT_S)
+            self.sleep(2)
+            waited += 2
+            status = self.master.status() or status
         if not status.workers:
             raise SetupError(
-                f"the release's Locust master has no worker connected ({self.master})",
+                f"the release's Locust master has no worker connected after {WORKER_WAIT_S} s ({self.master})",
                 "kubectl get pods -l app.kubernetes.io/component=locust-worker (locust.workers in the chart's values)",
             )
         self._history_place()

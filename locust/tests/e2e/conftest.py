@@ -140,6 +140,16 @@ def web_ui(cluster, web_ui_token) -> str:
     return url
 
 
+@pytest.fixture
+def settled_release(cluster):
+    """The release settled, its Locust master and workers too, before a test that looks at the web UI or
+    swarms from it: an earlier test's rollout (the lab's rollback after its servlet scenario replaces the
+    variants and both Locust Deployments) leaves JVMs starting and a worker that lost its master restarting
+    (seen: the tabs did not render within 30 s and the master had no worker)."""
+    waited = kind.wait_settled("before the web UI's test", ("blocking", "reactive", *kind.LOCUST_COMPONENTS))
+    print(f"the release and its Locust settled after {waited:.0f} s")
+
+
 @pytest.fixture(scope="session")
 def screenshots() -> Path:
     """Where the tab tests' screenshots go: the logs folder, kept after the run."""

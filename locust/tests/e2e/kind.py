@@ -282,6 +282,8 @@ def diagnostics() -> list[tuple[str, str]]:
 # As the scripted run and the workshop's master judge it (base.settle): every pod Ready this long.
 SETTLE_S = float(os.environ.get(SETTLE_ENV, DEFAULT_SETTLE_S))
 SETTLE_WAIT_S = 300
+# The Locust master's and workers' component labels (chart/templates/_helpers.tpl), for wait_settled.
+LOCUST_COMPONENTS = ("locust", "locust-worker")
 
 
 def wait_settled(why: str, variant_names: tuple[str, ...] = ("blocking", "reactive")) -> float:

@@ -12,7 +12,7 @@ from conftest import web_post as post
 from liveness_lab.base.kube import Kube, pod_record
 
 
-def test_the_pods_tab_shows_the_restart_counts_of_the_live_cluster(web_ui, screenshots):
+def test_the_pods_tab_shows_the_restart_counts_of_the_live_cluster(web_ui, screenshots, settled_release):
     assert post(web_ui, "/swarm", user_count=1, spawn_rate=1, user_classes=["ReactiveUser"], shape_class="Default") == 200
     try:
         with pods_tab_page(web_ui) as page:

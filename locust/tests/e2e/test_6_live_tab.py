@@ -90,7 +90,7 @@ def shown_kills(page, variant):
     return json.loads(page.locator(f'section[data-variant="{variant}"]').get_attribute("data-kills"))
 
 
-def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying_on(web_ui, screenshots):
+def test_the_live_tab_shows_the_blocking_pods_kill_and_the_reactive_pod_carrying_on(web_ui, screenshots, settled_release):
     sync_api, kube = prerequisites(web_ui)
     shot = screenshots / "live-tab-live.png"
     if web_read(web_ui, "/stats/requests").get("state") in ("spawning", "running"):
