@@ -42,7 +42,7 @@ sys.path.insert(0, str(LOCUST / "tests"))
 
 from e2e import kind  # noqa: E402
 
-from liveness_lab.demo.locust_master import ServiceProxy  # noqa: E402
+from liveness_lab.demo.locust_master import MasterRefused, ServiceProxy  # noqa: E402
 from liveness_lab.workshop.course import load_steps  # noqa: E402
 
 QUOTA = {
@@ -152,6 +152,27 @@ def ui(p: Participant, method: str, path: str, form: list | None = None):
     return proxy(p).request(method, path, form=form, timeout=30)
 
 
+def refused_with(p: Participant, token: str) -> int:
+    """The status P's web UI answers a read with TOKEN (ServiceProxy raises on a 401: that is the answer)."""
+    try:
+        return proxy(p, token=token).request("GET", "/liveness-lab/workshop").status
+    except MasterRefused:
+        return 401
+
+
+def wait_worker(p: Participant, wait_s: float = 90) -> None:
+    """Until P's master has a worker, as a participant waits for the UI's worker count: a step that changes
+    the variants rolls the master and the worker, which may restart once on the way."""
+    deadline = time.time() + wait_s
+    while time.time() < deadline:
+        try:
+            if ui(p, "GET", "/stats/requests").json().get("worker_count"):
+                return
+        except Exception:  # the master being replaced
+            pass
+        time.sleep(3)
+
+
 def handlers_ok(p: Participant) -> bool:
     deps = json.loads(kubectl("get", "deployments", "-n", p.namespace, "-o", "json").stdout)["items"]
     kinds = ("httpGet", "tcpSocket", "grpc", "exec")
@@ -231,6 +252,7 @@ def walk(p: Participant, started: float, on_step=None) -> None:
         if check.get("state") != "waiting":
             rec.verdict, rec.reason = check.get("state", "?"), check.get("reason", "")
             continue
+        wait_worker(p)
         swarm_at = time.time()
         ui(p, "POST", "/swarm", form=LOAD)
         check = wait_check(p, step, ("met", "not as predicted", "disturbed"), 180)
@@ -301,7 +323,7 @@ def main(argv=None) -> int:
         crossed = []
         for p in room:
             for q in room:
-                if p is not q and proxy(q, token=p.token).request("GET", "/liveness-lab/workshop").status != 401:
+                if p is not q and refused_with(q, p.token) != 401:
                     crossed.append(f"{p.name}'s token opened {q.name}'s web UI")
         changes = {p.name: revisions(p) - before[p.name] for p in room}
         table = subprocess.run([str(REPO / "scripts" / "workshop.sh"), "--context", kind.CONTEXT], capture_output=True, text=True)
