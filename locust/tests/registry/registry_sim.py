@@ -543,11 +543,11 @@ def built_tool(name: str) -> Path:
     return folder / name
 
 
-def helm_in_tarball(tarball: Path) -> bytes:
+def helm_in_tarball(tarball: Path, os_: str = SIM_OS, arch: str = SIM_ARCH) -> bytes:
     with tarfile.open(tarball) as tar:
-        member = tar.extractfile(f"{ll_os()}-{ll_arch()}/helm")
+        member = tar.extractfile(f"{os_}-{arch}/helm")
         if member is None:
-            raise SimError(f"{tarball} holds no {ll_os()}-{ll_arch()}/helm")
+            raise SimError(f"{tarball} holds no {os_}-{arch}/helm")
         return member.read()
 
 

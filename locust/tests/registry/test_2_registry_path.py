@@ -11,7 +11,6 @@ import hashlib
 import re
 import shutil
 import subprocess
-import tarfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -128,9 +127,7 @@ def test_the_locust_images_helm_downloaded_for_the_docker_machine(e2e):
         assert f'"GET /{path} HTTP/1.1" 200' in requests, f"not downloaded: {path}"
     served = sim.FILES / sim.download_paths("helm", *sim.IMAGE_HELM_PLATFORM)[0]
     got = sim.E2E_CACHE / f"helm-image-{sim.V['HELM_VERSION']}-{'-'.join(sim.IMAGE_HELM_PLATFORM)}" / "helm"
-    with tarfile.open(served) as tar:
-        member = tar.extractfile(f"{'-'.join(sim.IMAGE_HELM_PLATFORM)}/helm")
-        want = hashlib.sha256(member.read()).hexdigest() if member else ""
+    want = hashlib.sha256(sim.helm_in_tarball(served, *sim.IMAGE_HELM_PLATFORM)).hexdigest()
     assert got.is_file() and sim.sha256_file(got) == want, f"not the served file: {got}"
 
 
