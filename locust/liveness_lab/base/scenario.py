@@ -20,6 +20,11 @@ A scenario file holds data only (adding one needs no code):
       - {at: 60, target: downstream, env: {DEMO_API_DELAY: 3s}}   # null removes a variable
     cpu_check: full                # or machine: only the machine's busy share can void a run (see CPU_CHECKS)
     kubelet: {maxContainerRestartPeriod: 60}   # what the cluster's kubelets must run with (see KUBELET)
+    race:                          # predictions that hold in some runs, not in every one (see RACE_KEYS)
+      predictions: {blocking: [restarted_pods]}
+      runs: 10
+      why: >
+        ...
     predict:                       # per swarmed variant, in the vocabulary of PREDICTIONS below
       blocking: {restarts: ">=1", kill_reason: liveness, kill_timing: from-settings}
       reactive: {restarts: 0, failures: 0}
@@ -109,6 +114,7 @@ TOP_KEYS = {
     "kubelet",
     "predict",
     "measured",
+    "race",
 }
 # An action (lab.actions): `at` seconds after the load start, what it changes on `target`'s Deployment: its
 # `replicas` (with `grace`, the pods a scale to 0 removes are deleted with that grace period in seconds: 0 is
@@ -129,6 +135,13 @@ CPU_CHECKS = {"full", "machine"}
 # skipped when it was not asked for by name). maxContainerRestartPeriod: the CrashLoopBackOff cap in
 # seconds, 1-300 (KEP-5593; 300 when the kubelet sets none): scripts/cluster-up.sh --max-restart-period.
 KUBELET_KEYS = {"maxContainerRestartPeriod": (1, 300)}
+# race: predictions of a lesson that is truly probabilistic (a cold JVM's warm-up against the liveness
+# countdown, which event loops a blocked pod's users' connections landed on): `predictions` names them per
+# variant, `why` gives the mechanism that makes them a race, `runs` how many runs measure its chance. A run
+# is judged by its other predictions only (a scenario keeps at least one); the matrix gives each race
+# prediction's share of runs held with its 95 % interval, once that many runs measured it.
+RACE_KEYS = {"predictions", "runs", "why"}
+RACE_MIN_RUNS = 3
 REQUIRED = {"title", "lesson", "sources", "variants", "predict"}
 
 
@@ -180,10 +193,51 @@ class Scenario:
     actions: list[Action] = field(default_factory=list)
     cpu_check: str = "full"
     kubelet: dict = field(default_factory=dict)
+    race: "Race | None" = None
+
+    def in_race(self, variant: str, key: str) -> bool:
+        """The prediction KEY of VARIANT is one of the scenario's race (not required of a run)."""
+        return self.race is not None and key in self.race.predictions.get(variant, ())
 
     def minutes(self) -> float:
         """The load's own duration (ramp, hold, demo.sh's cool-down, quiet) in minutes."""
         return (self.load["ramp"] + self.load["hold"] + DEMO_PHASES_S["cooldown"] + self.load["quiet"]) / 60
+
+
+@dataclass(frozen=True)
+class Race:
+    """A scenario's `race` (see RACE_KEYS)."""
+
+    predictions: dict[str, list[str]]
+    runs: int
+    why: str
+
+
+def check_race(path, data: dict, predict: dict) -> Race | None:
+    given = known_keys(path, "race", data.get("race"), RACE_KEYS)
+    if not given:
+        return None
+    missing = sorted(RACE_KEYS - set(given))
+    if missing:
+        raise ScenarioError(path, f"race.{missing[0]}", "missing: a race names its predictions, the runs that measure it and why")
+    predictions = given["predictions"]
+    if not (isinstance(predictions, dict) and predictions):
+        raise ScenarioError(path, "race.predictions", "must map a predicted variant to a list of its prediction keys")
+    for variant, keys in predictions.items():
+        where = f"race.predictions.{variant}"
+        if variant not in predict:
+            raise ScenarioError(path, where, f"{variant!r} has no predictions (predict: {', '.join(predict)})")
+        if not (isinstance(keys, list) and keys and all(k in predict[variant] for k in keys)):
+            raise ScenarioError(path, where, f"must list keys of predict.{variant}: {', '.join(predict[variant])}")
+    if sum(len(p) for p in predict.values()) == sum(len(k) for k in predictions.values()):
+        raise ScenarioError(path, "race.predictions", "every prediction is a race, so no run could fail: keep one a run must hold")
+    runs = given["runs"]
+    if not (isinstance(runs, int) and not isinstance(runs, bool) and runs >= RACE_MIN_RUNS):
+        raise ScenarioError(path, "race.runs", f"{runs!r} is not a whole number of runs, at least {RACE_MIN_RUNS}")
+    why = given["why"]
+    if not (isinstance(why, str) and why.strip()):
+        raise ScenarioError(path, "race.why", "must be a non-empty text: the mechanism that makes it a race")
+    return Race({v: list(k) for v, k in predictions.items()}, runs, " ".join(why.split()))
 
 
 def check_count(value) -> bool:
@@ -368,6 +422,7 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
     for key, flag in (("quick", quick), ("storm", storm)):
         if not isinstance(flag, bool):
             raise ScenarioError(path, key, f"{flag!r} is not true or false")
+    race = check_race(path, data, predict)
     return Scenario(
         name=name,
         path=path,
@@ -386,4 +441,5 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
         actions=actions,
         cpu_check=cpu_check,
         kubelet=kubelet,
+        race=race,
     )

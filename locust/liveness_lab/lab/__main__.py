@@ -58,11 +58,7 @@ def main(argv=None) -> int:
             raise ScenarioError(catalogue.CATALOGUE, "name", f"no scenario {args.name}")
         result = judge.judge_scenario(scenario, args.folder)
         judge.write(result, args.folder)
-        print(f"{scenario.name}: {result.outcome}")
-        for line in result.lines:
-            print(f"  {line.text()}")
-        for why in result.why_cannot_tell:
-            print(f"  cannot tell: {why}")
+        print("\n".join(result.text()))
         return EXIT[result.outcome]
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -11,12 +11,15 @@ judge the workshop's live checks use too; this module only adds up the lines. Th
   or a prediction could not be measured (no probe settings recorded, a restart whose cause nothing
   recorded): the run says nothing either way.
 
+The predictions of the scenario's `race` (a lesson that holds in some runs only) are judged and kept
+but decide nothing: the matrix counts the runs they held in (lab.matrix).
+
 lab.json in the report folder keeps the judgement for the matrix.
 """
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from liveness_lab.base.scenario import Scenario
@@ -48,6 +51,19 @@ class Judgement:
     why_cannot_tell: list[str]
     report_verdict: str  # demo.sh's own verdict on its claim, for reference
     figures: dict  # per variant: the numbers the matrix shows
+    race: list[str] = field(default_factory=list)  # "<variant> <key>" of the lines that are the scenario's race
+
+    def is_race(self, line: Line) -> bool:
+        return f"{line.variant} {line.key}" in self.race
+
+    def text(self) -> list[str]:
+        """The judgement as the lab prints it and writes judgement.txt."""
+        race = " (a race: not required of a run)"
+        return (
+            [f"{self.scenario}: {self.outcome}"]
+            + [f"  {x.text()}{race if self.is_race(x) else ''}" for x in self.lines]
+            + [f"  cannot tell: {w}" for w in self.why_cannot_tell]
+        )
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -108,9 +124,10 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
         ev = Evidence(a, data.run, live=False, elapsed=a.phases.end - a.phases.start, actions=facts.actions, throttled=facts.cpu.throttled)
         lines += [judge_line(key, value, ev) for key, value in expected.items()]
     why += [f"{x.variant} {x.key}: {x.measured}" for x in lines if x.state == NOT_MEASURED]
+    race = [f"{x.variant} {x.key}" for x in lines if scenario.in_race(x.variant, x.key)]
     if why:
         outcome = CANNOT_TELL
-    elif all(x.held for x in lines):
+    elif all(x.held for x in lines if f"{x.variant} {x.key}" not in race):
         outcome = HELD
     else:
         outcome = NOT_HELD
@@ -122,6 +139,7 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
         why_cannot_tell=why,
         report_verdict=result.verdict,
         figures={v: figures(a, facts) for v, a in facts.analyses.items()},
+        race=race,
     )
 
 

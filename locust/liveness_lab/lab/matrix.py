@@ -1,6 +1,7 @@
 """The lab's matrix over one lab folder (scripts/lab.sh's reports/lab-<ts>/): one row per scenario, in
 catalogue order, with what was predicted, what was measured (the first run's figures), how often the
-prediction held (k of N with --repeat), how long a run took, a small timeline plot (report.build's
+prediction held (k of N with --repeat; a race's predictions as the share of runs they held in, with
+its 95 % interval), how long a run took, a small timeline plot (report.build's
 plot_small) and links to each run's own report. Writes matrix.md (plots as PNG files beside it) and a
 self-contained matrix.html (plots inline).
 """
@@ -8,6 +9,7 @@ self-contained matrix.html (plots inline).
 import base64
 import html
 import json
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,17 +51,48 @@ class Row:
             return f"held {k} of {n}" if n > 1 else judge.HELD
         return f"not held ({k} of {n} held)" if n > 1 else judge.NOT_HELD
 
+    def race(self) -> list[str]:
+        """Each race prediction's share of runs held: "blocking restarted_pods: held in 4 of 10 runs (17-69 %
+        at 95 %)", and how many runs its chance needs while fewer measured it."""
+        if self.scenario is None or self.scenario.race is None:
+            return []
+        out = []
+        for variant, keys in self.scenario.race.predictions.items():
+            for key in keys:
+                states = [x.held for _, j in self.runs for x in j.lines if (x.variant, x.key) == (variant, key) and x.held is not None]
+                k, n = sum(states), len(states)
+                text = f"{variant} {key}: held in {k} of {n} run{'s' if n != 1 else ''}"
+                if n:
+                    low, high = wilson(k, n)
+                    text += f" ({low * 100:.0f}-{high * 100:.0f} % at 95 %)"
+                runs = self.scenario.race.runs
+                if n < runs:
+                    text += f"; its chance needs {runs} runs (scripts/lab.sh --only {self.name} --repeat {runs})"
+                out.append(text)
+        return out
+
     def colour(self) -> str:
         """Green when every run held, orange when none could tell, red otherwise."""
         outcomes = {j.outcome for _, j in self.runs}
         return OUTCOME_COLOURS[outcomes.pop() if len(outcomes) == 1 else judge.NOT_HELD]
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of K successes in N runs (95 % with z 1.96): unlike p +- z*sqrt(p(1-p)/n) it
+    stays inside 0-1 and is not empty at 0 of n or n of n, which is what a few runs of a race give. Five lines
+    of arithmetic; the statistics libraries that have it (statsmodels, scipy) would be the Locust image's
+    largest dependency."""
+    p, z2 = k / n, z * z
+    centre, spread = p + z2 / (2 * n), z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, (centre - spread) / (1 + z2 / n)), min(1.0, (centre + spread) / (1 + z2 / n))
+
+
 def predicted(s: Scenario | None) -> str:
     if s is None:
         return "(scenario file gone)"
     shown = lambda x: str(x).lower() if isinstance(x, bool) else str(x)  # noqa: E731 (as the file says it)
-    return "; ".join(f"{v}: " + ", ".join(f"{k} {shown(x)}" for k, x in p.items()) for v, p in s.predict.items())
+    race = lambda v, k: " (a race)" if s.in_race(v, k) else ""  # noqa: E731
+    return "; ".join(f"{v}: " + ", ".join(f"{k} {shown(x)}{race(v, k)}" for k, x in p.items()) for v, p in s.predict.items())
 
 
 def stack(s: Scenario | None, j: judge.Judgement) -> str:
@@ -110,7 +143,8 @@ def wanted(j: judge.Judgement, variant: str, figure: str) -> bool:
 
 
 def missed(j: judge.Judgement) -> list[str]:
-    return [x.text() for x in j.lines if not x.held] + [f"cannot tell: {w}" for w in j.why_cannot_tell]
+    """What a run's outcome rests on that did not hold (a race's lines are counted in Row.race instead)."""
+    return [x.text() for x in j.lines if not x.held and not j.is_race(x)] + [f"cannot tell: {w}" for w in j.why_cannot_tell]
 
 
 def collect(folder: Path) -> list[Row]:
@@ -175,7 +209,7 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
         image = f"![{r.name}]({r.plot.name})" if r.plot else "-"
         lines.append(
             f"| {title} | {stack(s, r.runs[0][1])} | {s.setting if s else ''} | {predicted(s)} | {measured(r.runs[0][1])} | "
-            f"{r.outcome()} | {duration(r)} | {image} | {reports} |"
+            f"{'; '.join([r.outcome(), *r.race()])} | {duration(r)} | {image} | {reports} |"
         )
     details = []
     for r in rows:
@@ -214,12 +248,14 @@ def render_html(rows: list[Row], folder: Path) -> str:
         notes = "".join(f"<li>{esc(n)}</li>" for _, j in r.runs for n in missed(j))
         if s and s.measured:
             notes += f"<li>measured before: {esc(s.measured)}</li>"
+        race = "".join(f"<br><small>race: {esc(x)}</small>" for x in r.race())
         parts.append(
             f"<tr><td title='{lesson}'><b>{esc(r.name)}</b><br>{esc(s.title if s else '')}<br><small>{esc(s.setting if s else '')}"
             f"</small><details><summary>lesson, sources</summary>{lesson}<br><small>{sources}</small></details></td>"
             f"<td>{esc(stack(s, r.runs[0][1]))}</td><td>{esc(predicted(s))}</td>"
             f"<td>{esc(measured(r.runs[0][1]))}{'<ul>' + notes + '</ul>' if notes else ''}</td>"
-            f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b></td><td>{esc(duration(r))}</td>"
+            f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b>{race}</td>"
+            f"<td>{esc(duration(r))}</td>"
             f"<td>{image}</td><td>{reports}</td></tr>"
         )
     parts.append("</table></body></html>")

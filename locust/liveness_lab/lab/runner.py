@@ -265,11 +265,7 @@ class Lab:
         t1 = max(t1, float(json.loads((folder / "run.json").read_text()).get("locust_started") or t1))
         result = judge.judge_scenario(scenario, folder)
         judge.write(result, folder)
-        text = (
-            [f"{scenario.name}: {result.outcome}"]
-            + [f"  {x.text()}" for x in result.lines]
-            + [f"  cannot tell: {w}" for w in result.why_cannot_tell]
-        )
+        text = result.text()
         (folder / "judgement.txt").write_text("\n".join(text) + "\n")
         for line in text:
             LOG.info("    %s", line)
