@@ -62,6 +62,25 @@ def test_a_dependency_in_liveness_run_of_the_old_scenario_fails_the_prediction_d
     assert result.outcome == judge.NOT_HELD and result.figures["reactive"]["firstKillAfterActionS"] == 24.6
 
 
+def test_the_crash_scenario_holds_on_its_recorded_run_one_liveness_kill_per_pod_and_ready_within_12_s():
+    # A run of the scenario as it is since 2026-11-28 (the downstream stopped like a crash, back at +110 s).
+    result = judge.judge_scenario(scenario("dependency-in-liveness"), FIXTURES / "lab-dependency-crash")
+    got = lines(result)
+    assert result.outcome == judge.HELD, result.text()
+    assert got["reactive", "restarts"].measured.startswith("2 (8n2v6 1, rbd75 1;")
+    assert got["reactive", "kill_timing"].measured == "11.6 s after it" and got["virtual", "kill_timing"].measured == "13.6 s after it"
+    assert got["reactive", "recovery_after_actions"].measured == "all Ready 2 s after it"
+    assert result.figures["reactive"]["causes"] == {"liveness": 2}
+
+
+def test_the_crash_scenario_not_held_against_other_counts_and_cannot_tell_without_the_return(tmp_path):
+    folder = FIXTURES / "lab-dependency-crash"
+    assert line(folder, "reactive", "restarts", 4).held is False
+    assert line(folder, "virtual", "recovery_after_actions", "<=1").held is False
+    unfinished = copy(tmp_path, "lab-dependency-crash", drop={"action-done"})
+    assert judge.judge_scenario(scenario("dependency-in-liveness"), unfinished).outcome == judge.CANNOT_TELL
+
+
 def test_kill_timing_from_the_action_holds_where_the_kill_falls_in_the_window_after_it(tmp_path):
     # The same run with its first action recorded 12 s later, when the downstream's open connections went
     # (its first liveness failure): the kill then falls 12.6 s after it, inside 8-18 s.
