@@ -76,7 +76,9 @@ chart values overlay, the variants to swarm, the load, the predicted outcome) on
 scripts/cluster-up.sh brought up, and writes one matrix. Per scenario: helm upgrade the release with its
 own values plus the scenario's overlay, wait until the swarmed variants run fresh pods, Ready and settled,
 run the scripted demo with the scenario's load (in this process, under the lab's cluster lock), judge
-the run against the prediction, restore the release (helm rollback to the revision before), go on.
+the run against the prediction, restore the release (helm rollback to the revision before), go on. A
+scenario's race (a lesson that holds in some runs only: cascade, cold-scale-out, cpu-throttled-heavy) is
+judged and counted, not required of a run: the matrix gives its share of runs held and its interval.
 Writes reports/lab-<timestamp>/: <scenario>[-<i>]/ (the demo's report, lab.json, judgement.txt,
 timing.json, demo.log), matrix.md, a self-contained matrix.html and lab.log. Ctrl-C or an error restores
 the release first.

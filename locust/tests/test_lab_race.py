@@ -51,6 +51,14 @@ def test_a_race_is_read_from_its_file(tmp_path):
             "race.predictions",
             "no run could fail",
         ),
+        (
+            (
+                "predictions: {blocking: [restarted_pods]}",
+                "predictions: {blocking: [restarted_pods, restarted_pods, kill_reason], reactive: [restarts]}",
+            ),
+            "race.predictions",
+            "no run could fail",
+        ),
         (("runs: 10", "runs: 2"), "race.runs", "at least 3"),
         (("why: where the connections land", "why: ''"), "race.why", "non-empty"),
         (("  why: where", "  how: where"), "race.how", "unknown key"),

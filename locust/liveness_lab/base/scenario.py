@@ -229,7 +229,7 @@ def check_race(path, data: dict, predict: dict) -> Race | None:
             raise ScenarioError(path, where, f"{variant!r} has no predictions (predict: {', '.join(predict)})")
         if not (isinstance(keys, list) and keys and all(k in predict[variant] for k in keys)):
             raise ScenarioError(path, where, f"must list keys of predict.{variant}: {', '.join(predict[variant])}")
-    if sum(len(p) for p in predict.values()) == sum(len(k) for k in predictions.values()):
+    if sum(len(p) for p in predict.values()) == len({(v, k) for v, keys in predictions.items() for k in keys}):
         raise ScenarioError(path, "race.predictions", "every prediction is a race, so no run could fail: keep one a run must hold")
     runs = given["runs"]
     if not (isinstance(runs, int) and not isinstance(runs, bool) and runs >= RACE_MIN_RUNS):
