@@ -246,3 +246,38 @@ def test_a_report_without_the_counter_says_its_kills_are_the_events_alone(tmp_pa
     facts = run_facts(load_run(folder))
     assert any("probe counter was not read ((403) Forbidden)" in n for n in facts.notes)
     assert copy.deepcopy(facts.analyses["blocking"].to_json())["probeCounter"] == "(403) Forbidden"
+
+
+def test_a_counter_sample_that_came_after_the_kill_still_gives_that_restart_its_cause():
+    # A busy recorder (the machine 91 % busy, 2026-11-28, samples up to 7 s apart): the kubelet killed a
+    # pod at +92.3 s; the samples of its counter came at +86.4 (2 failed in a row) and +97.9 s (3), 5.6 s
+    # after the kill. The row's last failure lies between those samples, so before the restart.
+    from liveness_lab.base.causes import Kill, Restart, attribute_restarts
+
+    restart = Restart("p", 92.5, "Error", 143)
+    event = Kill("p", 92.3, "Liveness", "event", message="Container service failed liveness probe, will be restarted")
+    late = Kill("p", 97.9, "Liveness", "counter", failures=3, since=86.4, first_failure=82.4)
+    kills = attribute_restarts([restart], [event], [late], lambda pod, since, until: True, 0.0)
+    assert restart.cause == "liveness" and "3 failed Liveness results in a row" in restart.evidence
+    assert [k.source for k in kills] == ["counter and event"]
+    # The next life's row (its last sample before it after the restart) is not this restart's.
+    restart2 = Restart("p", 92.5, "Error", 143)
+    next_life = Kill("p", 140.0, "Liveness", "counter", failures=3, since=135.0, first_failure=127.0)
+    attribute_restarts([restart2], [event], [next_life], lambda pod, since, until: True, 0.0)
+    assert restart2.cause == "unknown" and "the counter wins" in restart2.evidence
+
+
+def test_a_new_pods_first_failures_count_from_its_series_first_sample():
+    # cold-scale-out on 2026-11-28: the pod's first samples had only readiness; liveness's series came with
+    # its first result (failed 1), then 2 and 3: the kill at +47.0 s, its Killing event at the same second.
+    rows = [
+        (32.1, {"Readiness": {"failed": 1, "uid": "u"}}),
+        (36.1, {"Liveness": {"failed": 1, "uid": "u"}, "Readiness": {"failed": 3, "uid": "u"}}),
+        (41.4, {"Liveness": {"failed": 2, "uid": "u"}, "Readiness": {"failed": 4, "uid": "u"}}),
+        (47.0, {"Liveness": {"failed": 3, "uid": "u"}, "Readiness": {"failed": 6, "uid": "u"}}),
+    ]
+    kills = counter_kills("p", rows, {"Liveness": 3})
+    assert [(k.t, k.failures, k.since, k.first_failure) for k in kills] == [(47.0, 3, 41.4, 36.1)]
+    # A series already there when the recording began: its first count may hold earlier successes' row
+    # breaks, so it starts nothing.
+    assert counter_kills("p", rows[1:], {"Liveness": 3}) == []

@@ -140,7 +140,12 @@ def counter_kills(pod: str, rows: list[tuple[float, dict]], thresholds: dict[str
         for t, counts in rows:
             c = counts.get(probe)
             if c is None:
+                # The kubelet makes a probe's series with its first result: a sample of the pod without it
+                # means the series, when it comes, counts from zero (a new pod's first failures count).
+                before = before or (t, {"uid": None})
                 continue
+            if before is not None and before[1].get("uid", c.get("uid")) is None:
+                before = (before[0], {"uid": c.get("uid")})
             if before is not None:
                 bt, b = before
                 d = {k: c.get(k, 0) - b.get(k, 0) for k in ("successful", "failed", "unknown")}
@@ -179,7 +184,16 @@ def attribute_restarts(restarts: list[Restart], events: list[Kill], counted: lis
     used, kills = set(), []
 
     def mine(found, pod, since, until):
-        return [k for k in found if k.pod == pod and id(k) not in used and since - CLOCK_SLACK_S < k.t <= until + CLOCK_SLACK_S]
+        # A counter's kill belongs to the life its last failure can have ended: the sample before it
+        # (k.since) came before the restart, even where a busy recorder's next sample came later.
+        return [
+            k
+            for k in found
+            if k.pod == pod
+            and id(k) not in used
+            and since - CLOCK_SLACK_S < k.t
+            and (k.t if k.since is None else min(k.t, k.since)) <= until + CLOCK_SLACK_S
+        ]
 
     previous = {}
     for r in sorted(restarts, key=lambda r: r.t):
