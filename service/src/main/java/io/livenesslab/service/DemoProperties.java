@@ -10,7 +10,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * The demo's settings, under {@code demo.*} (environment: {@code APP_MODE}, {@code DEMO_LATENCY_MS},
  * {@code DEMO_LATENCY_MAX_MS}, {@code DEMO_DOWNSTREAM_URL}, {@code DEMO_DOWNSTREAM_MAX_CONNECTIONS},
- * {@code DEMO_DRAIN}, {@code DEMO_MAX_IN_FLIGHT}).
+ * {@code DEMO_DRAIN}, {@code DEMO_MAX_IN_FLIGHT}, {@code DEMO_CPU_MS}).
  *
  * @param mode how requests wait, and on which stack: blocking, reactive, offloaded or virtual (WebFlux),
  *        servlet, servlet-async or servlet-virtual (Spring MVC)
@@ -25,17 +25,20 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *        node's proxy
  * @param maxInFlight load shedding: at most this many {@code /api/work} requests in flight, every one
  *        above it answered 429 at once; 0 (the default) sheds nothing
+ * @param cpuMs the CPU-bound step of every {@code /api/work} request, before its wait: this many ms of
+ *        computing on the thread the mode runs its call on ({@link CpuWork}); 0 (the default) computes nothing
  */
 @ConfigurationProperties("demo")
 record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstreamUrl,
-		int downstreamMaxConnections, Duration drain, int maxInFlight) {
+		int downstreamMaxConnections, Duration drain, int maxInFlight, long cpuMs) {
 
 	@ConstructorBinding
 	DemoProperties(@DefaultValue(Mode.DEFAULT) String mode, @DefaultValue("1000") long latencyMs,
 			@DefaultValue("60000") long latencyMaxMs, URI downstreamUrl,
 			@DefaultValue("10000") int downstreamMaxConnections, @DefaultValue("5s") Duration drain,
-			@DefaultValue("0") int maxInFlight) {
-		this(Mode.parse(mode), latencyMs, latencyMaxMs, downstreamUrl, downstreamMaxConnections, drain, maxInFlight);
+			@DefaultValue("0") int maxInFlight, @DefaultValue("0") long cpuMs) {
+		this(Mode.parse(mode), latencyMs, latencyMaxMs, downstreamUrl, downstreamMaxConnections, drain, maxInFlight,
+				cpuMs);
 	}
 
 	DemoProperties {
@@ -55,6 +58,10 @@ record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstre
 		}
 		if (maxInFlight < 0) {
 			throw new IllegalArgumentException("demo.max-in-flight must be >= 0 (0: no cap), got " + maxInFlight);
+		}
+		if (cpuMs < 0 || cpuMs > latencyMaxMs) {
+			throw new IllegalArgumentException(
+					"demo.cpu-ms must be between 0 and demo.latency-max-ms (" + latencyMaxMs + "), got " + cpuMs);
 		}
 	}
 

@@ -20,7 +20,8 @@ import org.springframework.web.util.UriComponentsBuilder;
 /**
  * Waits out one request's latency the way the configured WebFlux {@link Mode} does, and says which
  * thread did the waiting. The three blocking-style modes share one blocking call (a sleep, or a blocking
- * HTTP GET to the downstream) and differ only in the thread they run it on.
+ * HTTP GET to the downstream) and differ only in the thread they run it on. With {@code demo.cpu-ms} each
+ * call first computes on that thread ({@link CpuWork}), and reactive's on the event loop.
  */
 final class Waiter {
 
@@ -30,15 +31,18 @@ final class Waiter {
 
 	private final Scheduler scheduler;
 
+	private final Duration cpu;
+
 	private final HttpClient blockingClient;
 
 	private final WebClient reactiveClient;
 
-	private Waiter(Mode mode, URI downstream, Scheduler scheduler, HttpClient blockingClient,
+	private Waiter(Mode mode, URI downstream, Scheduler scheduler, Duration cpu, HttpClient blockingClient,
 			WebClient reactiveClient) {
 		this.mode = mode;
 		this.downstream = downstream;
 		this.scheduler = scheduler;
+		this.cpu = cpu;
 		this.blockingClient = blockingClient;
 		this.reactiveClient = reactiveClient;
 	}
@@ -50,7 +54,8 @@ final class Waiter {
 		HttpClient blockingClient = (downstream != null && mode.blockingCall())
 				? HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build() : null;
 		WebClient reactiveClient = (downstream != null && !mode.blockingCall()) ? downstreamClient(properties) : null;
-		return new Waiter(mode, downstream, scheduler, blockingClient, reactiveClient);
+		return new Waiter(mode, downstream, scheduler, Duration.ofMillis(properties.cpuMs()), blockingClient,
+				reactiveClient);
 	}
 
 	/** The non-blocking client of the downstream: reactive mode's, and servlet-async's. */
@@ -76,6 +81,7 @@ final class Waiter {
 	Mono<String> await(Duration latency, EventLoop loop) {
 		if (!this.mode.blockingCall()) {
 			return Mono.defer(() -> {
+				compute();
 				String thread = Thread.currentThread().getName();
 				if (this.reactiveClient != null) {
 					return this.reactiveClient.get().uri(downstreamUri(latency)).retrieve().toBodilessEntity()
@@ -85,10 +91,17 @@ final class Waiter {
 			});
 		}
 		Mono<String> call = Mono.fromCallable(() -> {
+			compute();
 			blockingWait(latency);
 			return Thread.currentThread().getName();
 		});
 		return call.subscribeOn(this.scheduler);
+	}
+
+	private void compute() {
+		if (this.cpu.isPositive()) {
+			CpuWork.spin(this.cpu);
+		}
 	}
 
 	private void blockingWait(Duration latency) throws IOException, InterruptedException {

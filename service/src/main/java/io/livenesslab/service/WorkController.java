@@ -55,6 +55,7 @@ import io.livenesslab.service.WorkEndpoint.WorkResult;
  * with a downstream), so Tomcat's thread goes back to its pool while the request waits, and no thread waits
  * in its place.
  * </ul>
+ * With {@code demo.cpu-ms} each request first computes on the thread Tomcat serves it on ({@link CpuWork}).
  */
 abstract class WorkController {
 
@@ -62,17 +63,27 @@ abstract class WorkController {
 
 	private final WorkMeters meters;
 
+	private final Duration cpu;
+
 	private final String pod = WorkEndpoint.Work.podName();
 
 	WorkController(DemoProperties properties, MeterRegistry registry) {
 		this.properties = properties;
 		this.meters = new WorkMeters(properties, registry);
+		this.cpu = Duration.ofMillis(properties.cpuMs());
 	}
 
 	/** This request's latency, by {@link Latency}'s rules: a bad parameter is a 400 ({@link Problems}). */
 	final Duration latency(String latencyMs, String minMs, String maxMs, String mix) {
 		return Latency.parse(latencyMs, minMs, maxMs, mix, this.properties.latencyMs(), this.properties.latencyMaxMs())
 			.next();
+	}
+
+	/** The request's CPU-bound step ({@code demo.cpu-ms}), on the calling thread. */
+	final void compute() {
+		if (this.cpu.isPositive()) {
+			CpuWork.spin(this.cpu);
+		}
 	}
 
 	final WorkMeters meters() {
@@ -150,6 +161,7 @@ abstract class WorkController {
 			long started = System.nanoTime();
 			int now = meters().begin();
 			try {
+				compute();
 				if (this.client != null) {
 					this.client.get().uri(Waiter.downstreamUri(downstream(), latency)).retrieve().toBodilessEntity();
 				}
@@ -198,6 +210,7 @@ abstract class WorkController {
 			Duration latency = latency(latencyMs, minMs, maxMs, mix);
 			long started = System.nanoTime();
 			int now = meters().begin();
+			compute();
 			// Spring MVC's async timeout is Tomcat's 30 s unless set: a request may ask for up to 60 s.
 			DeferredResult<WorkResult> answer = new DeferredResult<>(latency.plus(GRACE).toMillis());
 			Runnable cancel;

@@ -3,6 +3,8 @@ package io.livenesslab.service;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -23,6 +25,14 @@ class StartupTests {
 		assertThatThrownBy(() -> RunningService.start(Map.of("demo.latency-ms", 70000, "demo.latency-max-ms", 60000)))
 			.rootCause()
 			.hasMessageContaining("demo.latency-ms must be between 0 and demo.latency-max-ms (60000)");
+	}
+
+	@ParameterizedTest(name = "demo.cpu-ms={0} stops start-up")
+	@ValueSource(longs = { -1, 60001 })
+	void cpuWorkOutsideZeroToTheCapStopsStartUp(long cpuMs) {
+		assertThatThrownBy(() -> RunningService.start(Map.of("demo.cpu-ms", cpuMs, "demo.latency-max-ms", 60000)))
+			.rootCause()
+			.hasMessageContaining("demo.cpu-ms must be between 0 and demo.latency-max-ms (60000), got " + cpuMs);
 	}
 
 	@Test
