@@ -9,8 +9,8 @@ Checks JSON Schema cannot express, with messages naming the field; included once
   beyond JSON Schema;
 - a grace period longer than the preStop sleep, the drain and one request of `latencyMs` together, else
   SIGKILL comes before SIGTERM, or cuts off the drain or a request that arrived at its end;
-- latencyMs within latencyMaxMs: the service refuses to start otherwise, and Locust's requests would all
-  be 400s. The cap lives in one value; a schema `maximum` would be a second copy of it;
+- latencyMs and cpuMs within latencyMaxMs: the service refuses to start otherwise (and with latencyMs
+  over it Locust's requests would all be 400s). The cap lives in one value; a schema `maximum` would be a second copy of it;
 - extraEnv names the API server accepts (liveness-lab.validateEnv), here because a schema
   `propertyNames` message does not name the key.
 Quantities, object-name overrides, image references and port ranges are checked by values.schema.json,
@@ -45,6 +45,9 @@ whose messages name the field as a path.
 {{- end }}
 {{- if gt (int .Values.latencyMs) (int .Values.latencyMaxMs) }}
 {{- fail (printf "latencyMs (%d) must not exceed latencyMaxMs (%d): the service refuses to start with a default over its cap" (int .Values.latencyMs) (int .Values.latencyMaxMs)) }}
+{{- end }}
+{{- if gt (int .Values.cpuMs) (int .Values.latencyMaxMs) }}
+{{- fail (printf "cpuMs (%d) must not exceed latencyMaxMs (%d): the service refuses to start with it over its cap" (int .Values.cpuMs) (int .Values.latencyMaxMs)) }}
 {{- end }}
 {{- $shutdown := .Values.shutdown }}
 {{- $requestSeconds := div (add (int .Values.latencyMs) 999) 1000 }}
