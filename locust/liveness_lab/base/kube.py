@@ -18,7 +18,7 @@ import re
 from datetime import UTC, datetime
 
 from . import coordinates
-from .probes import container_liveness, container_ports, container_probe
+from .probes import container_env, container_liveness, container_ports, container_probe
 from .variants import POD_SELECTOR, variant_of_pod
 
 # urllib3 logs a warning per retry: an unreachable API is shown in the tab, not in Locust's log every 3 s.
@@ -166,6 +166,7 @@ def pod_record(pod: dict) -> dict:
         # Where /actuator answers when the chart moved it to the management server (probes.target:
         # management, the container port named so); None: on the main port.
         "actuatorPort": container_ports(pod).get("management"),
+        "mode": container_env(pod, "APP_MODE"),  # the service's mode (the chart sets APP_MODE); None: not the chart's
     }
 
 

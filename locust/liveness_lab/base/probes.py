@@ -99,6 +99,12 @@ def container_ports(pod: dict) -> dict:
     return {p["name"]: p.get("containerPort") for p in container.get("ports") or [] if p.get("name")}
 
 
+def container_env(pod: dict, name: str) -> str | None:
+    """The literal value of environment variable NAME of a pod's first container (API JSON), if set so."""
+    container = _service_container(pod) or {}
+    return next((e.get("value") for e in container.get("env") or [] if e.get("name") == name), None)
+
+
 def container_probe(pod: dict, probe_type: str = "Liveness") -> Probe | None:
     """The probe of PROBE_TYPE (Liveness, Readiness, Startup) of a pod's first container (API JSON)."""
     return Probe.from_spec((_service_container(pod) or {}).get(PROBE_FIELDS[probe_type]))

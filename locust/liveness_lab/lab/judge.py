@@ -89,6 +89,7 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
             "throttledPct": throttled_pct(a, facts.cpu.throttled),
             "readySharePct": ready_share(a),
             "longestNotReadyS": longest_not_ready(a),
+            "vthreadsQueuedMax": facts.schedulers[a.variant].queued_max if a.variant in facts.schedulers else None,
         }
     return {
         "pods": len(a.pods.pods),
@@ -121,7 +122,16 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
         if a is None:
             why.append(f"{variant} was not in the run (run.json variants: {data.run['variants']})")
             continue
-        ev = Evidence(a, data.run, live=False, elapsed=a.phases.end - a.phases.start, actions=facts.actions, throttled=facts.cpu.throttled)
+        elapsed = a.phases.end - a.phases.start
+        ev = Evidence(
+            a,
+            data.run,
+            live=False,
+            elapsed=elapsed,
+            actions=facts.actions,
+            throttled=facts.cpu.throttled,
+            scheduler=facts.schedulers.get(variant),
+        )
         lines += [judge_line(key, value, ev) for key, value in expected.items()]
     why += [f"{x.variant} {x.key}: {x.measured}" for x in lines if x.state == NOT_MEASURED]
     race = [f"{x.variant} {x.key}" for x in lines if scenario.in_race(x.variant, x.key)]

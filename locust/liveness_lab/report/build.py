@@ -287,6 +287,14 @@ def load_rows(result: Verdict) -> list[list[str]]:
     ]
 
 
+def scheduler_rows(result: Verdict) -> list[list[str]]:
+    """The figures table's virtual-thread scheduler row (report.scheduler), when a variant runs on them."""
+    found = result.facts.schedulers
+    if not found:
+        return []
+    return [["virtual threads (Boot's /actuator/info)"] + [found[v].describe() if v in found else "-" for v in result.facts.analyses]]
+
+
 def load_items(result: Verdict) -> Items:
     """Per variant the comparison with its allowance, then what was missed."""
     result = result.facts
@@ -321,7 +329,10 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
                 "",
                 [
                     run_line(result, run),
-                    Table([""] + list(an), [[label] + [fn(a) for a in an.values()] for label, fn in FIGURE_ROWS] + load_rows(result)),
+                    Table(
+                        [""] + list(an),
+                        [[label] + [fn(a) for a in an.values()] for label, fn in FIGURE_ROWS] + load_rows(result) + scheduler_rows(result),
+                    ),
                 ],
             ),
             Section("Settings read from the cluster", [settings_items(result)]),

@@ -35,6 +35,7 @@ from liveness_lab.base.probes import Probe
 from liveness_lab.base.variants import VARIANTS, mode_of, request_name
 
 from . import clock
+from .scheduler import Scheduler, schedulers
 from .settings import VariantSettings, run_settings
 
 # CPU starvation hints: the machine this busy during the hold, or the non-blocking pods throttled this often.
@@ -941,6 +942,8 @@ class RunFacts:
     loads: dict[str, ServedLoad] = field(default_factory=dict)
     load_notes: list[str] = field(default_factory=list)
     clocks: clock.ClockCheck | None = None
+    # The virtual-thread scheduler per variant that runs on virtual threads, over the load (report.scheduler).
+    schedulers: dict[str, Scheduler] = field(default_factory=dict)
 
 
 def run_facts(data: RunData) -> RunFacts:
@@ -989,4 +992,5 @@ def run_facts(data: RunData) -> RunFacts:
         loads=loads,
         load_notes=load_notes,
         clocks=clocks,
+        schedulers={v: x for v, x in schedulers(data.timeline, phases.start, phases.stop).items() if v in analyses},
     )

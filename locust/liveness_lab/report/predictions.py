@@ -38,6 +38,7 @@ from .facts import (
     shed,
     throttled_pct,
 )
+from .scheduler import Scheduler
 
 HELD, NOT_YET, NOT_HELD, NOT_MEASURED = "held", "not yet", "not held", "not measured"
 # Without a liveness probe to time a kill against, a live run must have gone this long before an absence holds.
@@ -87,6 +88,7 @@ class Evidence:
     elapsed: float  # seconds from the load start to the end judged
     actions: list[RecordedAction] = field(default_factory=list)  # the lab's, during the run
     throttled: dict[str, float] = field(default_factory=dict)  # CFS throttling per pod (facts.CpuCheck)
+    scheduler: Scheduler | None = None  # the virtual-thread scheduler's readings (report.scheduler)
 
     @property
     def kill_window(self) -> KillWindow | None:
@@ -366,6 +368,12 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         if pct is None:
             return line(f"{expected} %", "no CFS throttling counters recorded (nodes/proxy not readable?)", NOT_MEASURED)
         return line(f"{expected} %", f"{pct:.0f} % of periods", count_state(expected, round(pct), True))
+    if key == "vthreads_queued":
+        x = ev.scheduler
+        if x is None or x.queued_max is None:
+            asked = f" ({x.readings + x.missed} asked, none answered in time)" if x else ""
+            return line(str(expected), f"the scheduler was not read{asked}", NOT_MEASURED)
+        return line(str(expected), x.describe(), count_state(expected, x.queued_max, True))
     if key == "ready_share_pct":
         share = ready_share(a)
         if share is None:

@@ -14,6 +14,9 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
   with the pod's restart count (a restarted container counts from 0 again); a pod that did not answer
   (a saturated blocking pod often does not) is listed under ``missed`` with the reason. A thread of its
   own, so a pod that keeps the scrape waiting does not delay the pod snapshots;
+- ``vthreads``: with each ``metrics`` sample, the virtual-thread scheduler of the pods whose mode runs on
+  virtual threads (mounted, queued, parallelism, pool size), from Boot's ``/actuator/info``
+  (report.scheduler), the same way;
 - ``cpu``: the CPU busy fraction of the machine Docker runs the pods' kind node on, every second, from
   ``/proc/stat`` read inside the node container (``docker exec``): its kernel is that machine's, this
   Linux host with Docker Engine, Docker Desktop's VM on macOS (whose CPUs are not the Mac's), so the
@@ -43,7 +46,7 @@ import time
 from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, metric_samples, pod_record
 from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 
-from . import clock
+from . import clock, scheduler
 
 THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
 # The service's own meters (WorkEndpoint): requests to /api/work finished, and those being served now.
@@ -175,18 +178,28 @@ class Recorder:
     def metrics(self):
         """One sample of every variant pod's own counters (see the module docstring)."""
         kube = self.metrics_kube
-        sampled, missed = {}, {}
+        sampled, missed, threads, threads_missed = {}, {}, {}, {}
         for pod in map(pod_record, kube.pods()):
             if not pod["variant"] or pod["deleting"]:
                 continue
             seen = {"variant": pod["variant"], "restarts": pod["restarts"], "t": round(time.time(), 3)}
+            port = pod["actuatorPort"] or SERVICE_PORT
             try:
-                port = pod["actuatorPort"] or SERVICE_PORT
                 text = kube.pod_proxy(pod["name"], port, "actuator/prometheus", METRICS_TIMEOUT_S)
                 sampled[pod["name"]] = seen | parse_service_metrics(text.decode("utf-8", "replace"))
             except KubeUnavailable as e:
                 missed[pod["name"]] = seen | {"message": pod["waiting"] or str(e)}
+            if pod["mode"] not in scheduler.VIRTUAL_MODES:
+                continue
+            seen = seen | {"t": round(time.time(), 3)}
+            try:
+                body = kube.pod_proxy(pod["name"], port, "actuator/info", METRICS_TIMEOUT_S)
+                threads[pod["name"]] = seen | scheduler.parse_info(body)
+            except KubeUnavailable as e:
+                threads_missed[pod["name"]] = seen | {"message": pod["waiting"] or str(e)}
         self.write("metrics", pods=sampled, missed=missed)
+        if threads or threads_missed:
+            self.write("vthreads", pods=threads, missed=threads_missed)
 
     def metrics_loop(self, until):
         while True:

@@ -115,6 +115,7 @@ class Verdict:
             },
             "variants": {v: a.to_json() for v, a in f.analyses.items()},
             "load": {"notes": f.load_notes, "variants": {v: x.to_json() for v, x in f.loads.items()}},
+            "virtualThreads": {v: x.to_json() for v, x in f.schedulers.items()},
             "clock": f.clocks.to_json() if f.clocks else None,
             "actions": [vars(a) for a in f.actions],
         }
