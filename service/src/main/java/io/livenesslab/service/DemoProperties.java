@@ -10,7 +10,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * The demo's settings, under {@code demo.*} (environment: {@code APP_MODE}, {@code DEMO_LATENCY_MS},
  * {@code DEMO_LATENCY_MAX_MS}, {@code DEMO_DOWNSTREAM_URL}, {@code DEMO_DOWNSTREAM_MAX_CONNECTIONS},
- * {@code DEMO_DRAIN}, {@code DEMO_MAX_IN_FLIGHT}, {@code DEMO_CPU_MS}).
+ * {@code DEMO_DRAIN}, {@code DEMO_MAX_IN_FLIGHT}, {@code DEMO_CPU_MS}, {@code DEMO_WARM_UP},
+ * {@code DEMO_WARM_UP_ON}).
  *
  * @param mode how requests wait, and on which stack: blocking, reactive, offloaded or virtual (WebFlux),
  *        servlet, servlet-async or servlet-virtual (Spring MVC)
@@ -27,18 +28,24 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *        above it answered 429 at once; 0 (the default) sheds nothing
  * @param cpuMs the CPU-bound step of every {@code /api/work} request, before its wait: this many ms of
  *        computing on the thread the mode runs its call on ({@link CpuWork}); 0 (the default) computes nothing
+ * @param warmUp the work the service does once at start-up, a cache load ({@link WarmUp}); 0s (the default)
+ *        is none
+ * @param warmUpOn where the warm-up runs: {@code event-loop} (the default, the storm: on the main server's
+ *        event loops once the application is ready, WebFlux only) or {@code startup} (the remedy: before
+ *        readiness says ACCEPTING_TRAFFIC, off the threads that answer probes)
  */
 @ConfigurationProperties("demo")
 record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstreamUrl,
-		int downstreamMaxConnections, Duration drain, int maxInFlight, long cpuMs) {
+		int downstreamMaxConnections, Duration drain, int maxInFlight, long cpuMs, Duration warmUp, WarmUp.On warmUpOn) {
 
 	@ConstructorBinding
 	DemoProperties(@DefaultValue(Mode.DEFAULT) String mode, @DefaultValue("1000") long latencyMs,
 			@DefaultValue("60000") long latencyMaxMs, URI downstreamUrl,
 			@DefaultValue("10000") int downstreamMaxConnections, @DefaultValue("5s") Duration drain,
-			@DefaultValue("0") int maxInFlight, @DefaultValue("0") long cpuMs) {
+			@DefaultValue("0") int maxInFlight, @DefaultValue("0") long cpuMs, @DefaultValue("0s") Duration warmUp,
+			@DefaultValue(WarmUp.On.DEFAULT) String warmUpOn) {
 		this(Mode.parse(mode), latencyMs, latencyMaxMs, downstreamUrl, downstreamMaxConnections, drain, maxInFlight,
-				cpuMs);
+				cpuMs, warmUp, WarmUp.On.parse(warmUpOn));
 	}
 
 	DemoProperties {
@@ -62,6 +69,9 @@ record DemoProperties(Mode mode, long latencyMs, long latencyMaxMs, URI downstre
 		if (cpuMs < 0 || cpuMs > latencyMaxMs) {
 			throw new IllegalArgumentException(
 					"demo.cpu-ms must be between 0 and demo.latency-max-ms (" + latencyMaxMs + "), got " + cpuMs);
+		}
+		if (warmUp.isNegative()) {
+			throw new IllegalArgumentException("demo.warm-up (DEMO_WARM_UP) must be >= 0 (0s: none), got " + warmUp);
 		}
 	}
 

@@ -83,7 +83,8 @@ class CpuWorkTests {
 	}
 
 	private static DemoProperties properties(Mode mode) {
-		return new DemoProperties(mode.label(), 0, 60000, null, 1, Duration.ZERO, 0, CPU.toMillis());
+		return new DemoProperties(mode.label(), 0, 60000, null, 1, Duration.ZERO, 0, CPU.toMillis(), Duration.ZERO,
+				WarmUp.On.DEFAULT);
 	}
 
 	private static Duration since(long started) {

@@ -157,7 +157,7 @@ public final class FloorServer {
 	/** The webflux layer: the service's own route and handler, on WebFlux's web handler chain, no Boot. */
 	private HttpHandler webflux() {
 		DemoProperties properties = new DemoProperties(Mode.REACTIVE.label(), this.defaultMs, this.capMs, null, 1,
-				Duration.ZERO, 0, 0);
+				Duration.ZERO, 0, 0, Duration.ZERO, WarmUp.On.DEFAULT);
 		return RouterFunctions.toHttpHandler(new WorkEndpoint()
 			.workRoute(properties, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
 			.andRoute(RequestPredicates.GET("/readyz").or(RequestPredicates.GET("/livez")),

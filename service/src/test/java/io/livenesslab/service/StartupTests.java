@@ -43,6 +43,20 @@ class StartupTests {
 	}
 
 	@Test
+	void negativeWarmUpStopsStartUp() {
+		assertThatThrownBy(() -> RunningService.start(Map.of("demo.warm-up", "-1s")))
+			.rootCause()
+			.hasMessageContaining("demo.warm-up (DEMO_WARM_UP) must be >= 0 (0s: none), got PT-1S");
+	}
+
+	@Test
+	void unknownWarmUpPlaceStopsStartUpListingTheValidOnes() {
+		assertThatThrownBy(() -> RunningService.start(Map.of("demo.warm-up", "4s", "demo.warm-up-on", "later")))
+			.rootCause()
+			.hasMessageContaining("unknown demo.warm-up-on (DEMO_WARM_UP_ON) 'later': valid values are event-loop, startup");
+	}
+
+	@Test
 	void modeIsCaseInsensitiveAndReported() throws Exception {
 		try (RunningService service = RunningService.start(Map.of("demo.mode", "Offloaded"))) {
 			String body = RunningService.get(service.uri("/api/work?latencyMs=1")).body();
