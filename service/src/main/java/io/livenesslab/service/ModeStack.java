@@ -1,5 +1,6 @@
 package io.livenesslab.service;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -60,6 +61,11 @@ final class ModeStack implements EnvironmentPostProcessor {
 	/** WebFlux only too, and a duration: the downstream's slow API (ApiDelay). */
 	private static final String API_DELAY = "demo.api-delay";
 
+	/** WebFlux only when it runs on the event loops, the default place ({@link WarmUp}). */
+	private static final String WARM_UP = "demo.warm-up";
+
+	private static final String WARM_UP_ON = "demo.warm-up-on";
+
 	@Override
 	public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
 		Binder binder = Binder.get(environment);
@@ -88,6 +94,7 @@ final class ModeStack implements EnvironmentPostProcessor {
 						+ ": the delay is a WebFlux filter (ApiDelay), and on Tomcat every request would be served at once",
 						"Unset " + environmentName(API_DELAY) + ", or choose a WebFlux mode: " + webFluxModes() + ".");
 			});
+			refuseAWarmUpOnTheEventLoops(binder, mode);
 		}
 		else {
 			defaults.put("spring.main.web-application-type", WebApplicationType.REACTIVE.name());
@@ -121,6 +128,33 @@ final class ModeStack implements EnvironmentPostProcessor {
 						+ mode.label() + ": servlet serves on Tomcat's platform threads, servlet-virtual on virtual threads.",
 						"Leave spring.threads.virtual.enabled unset and choose the mode (APP_MODE): servlet or servlet-virtual.");
 			}
+		}
+	}
+
+	/**
+	 * A warm-up on the event loops blocks Reactor Netty's loops; Tomcat has none, and the same code on Spring
+	 * MVC would run on the main thread, leaving the probes answered ({@link WarmUp}). A bad value is left to
+	 * DemoProperties, which names it when the context binds it.
+	 */
+	private static void refuseAWarmUpOnTheEventLoops(Binder binder, Mode mode) {
+		Duration warmUp;
+		String where = binder.bind(WARM_UP_ON, String.class).orElse(null);
+		WarmUp.On on;
+		try {
+			warmUp = binder.bind(WARM_UP, Duration.class).orElse(Duration.ZERO);
+			on = WarmUp.On.parse((where != null) ? where : WarmUp.On.DEFAULT);
+		}
+		catch (RuntimeException ex) {
+			return;
+		}
+		if (warmUp.isPositive() && on == WarmUp.On.EVENT_LOOP) {
+			throw new FailureAnalyzedException(WARM_UP + "=" + binder.bind(WARM_UP, String.class).get() + " ("
+					+ environmentName(WARM_UP) + ") on the event loops (" + WARM_UP_ON + "=" + on.label() + ", "
+					+ environmentName(WARM_UP_ON) + ((where != null) ? "" : ", the default")
+					+ ") does not apply to mode " + mode.label()
+					+ ": it blocks Reactor Netty's event loops, and the servlet modes serve on Tomcat, which has none",
+					"Set " + environmentName(WARM_UP_ON) + "=startup (the warm-up before readiness, on either stack), "
+							+ "unset " + environmentName(WARM_UP) + ", or choose a WebFlux mode: " + webFluxModes() + ".");
 		}
 	}
 

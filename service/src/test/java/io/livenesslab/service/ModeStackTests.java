@@ -73,6 +73,23 @@ class ModeStackTests {
 			.hasMessageContaining("demo.api-delay=3s (DEMO_API_DELAY) does not apply to mode " + mode + ": ");
 	}
 
+	/**
+	 * A warm-up on the event loops (the default place) has no event loops to block on Tomcat: refused, naming
+	 * both settings; before readiness ({@code startup}) it runs on either stack (WarmUpTests).
+	 */
+	@ParameterizedTest(name = "demo.warm-up=4s, demo.warm-up-on={1}, in mode {0} stops start-up")
+	@CsvSource({ "servlet, ''", "servlet-async, event-loop", "servlet-virtual, ''" })
+	void aWarmUpOnTheEventLoopsStopsAServletMode(String mode, String on) {
+		Map<String, Object> properties = new HashMap<>(Map.of("demo.mode", mode, "demo.warm-up", "4s"));
+		if (!on.isEmpty()) {
+			properties.put("demo.warm-up-on", on);
+		}
+		assertThatThrownBy(() -> RunningService.start(properties))
+			.isInstanceOf(FailureAnalyzedException.class)
+			.hasMessageContaining("demo.warm-up=4s (DEMO_WARM_UP) on the event loops (demo.warm-up-on=event-loop, DEMO_WARM_UP_ON"
+					+ (on.isEmpty() ? ", the default" : "") + ") does not apply to mode " + mode + ": ");
+	}
+
 	@ParameterizedTest(name = "{0} with spring.threads.virtual.enabled={1} stops start-up")
 	@CsvSource({ "servlet, true", "servlet-virtual, false" })
 	void virtualThreadsThatContradictTheModeStopStartUp(String mode, boolean virtual) {
