@@ -185,3 +185,16 @@ def test_the_pods_a_scale_out_added_are_the_runs_own_but_without_its_action_a_di
     x = line(bare, "reactive", "added_restarts", ">=1")
     assert x.held is None and x.measured == "no recorded action raised reactive's replicas"
     assert judge.judge_scenario(scenario("cold-scale-out"), bare).outcome == judge.CANNOT_TELL
+
+
+# --- how close together a variant's pods were killed (the pool run dry: every pod in the same minute) -----
+
+
+def test_the_spread_of_the_first_kills_over_the_pods_of_a_variant(tmp_path):
+    # The crash run: both reactive pods killed by liveness 11.6 s after the crash, within a second or two.
+    held = line(FIXTURES / "lab-dependency-crash", "reactive", "first_kills_spread_s", "<=60")
+    assert held.held and held.measured == "4 s between the first kills of 2 of 2 pod(s)", held.measured
+    assert not line(FIXTURES / "lab-dependency-crash", "reactive", "first_kills_spread_s", "<=3").held
+    # No kill at all: all pods killed close together did not happen (not a "cannot tell").
+    none = line(FIXTURES / "lab-baseline", "reactive", "first_kills_spread_s", "<=60")
+    assert (none.state, none.measured) == ("not held", "no liveness kill")

@@ -28,6 +28,7 @@ from liveness_lab.report.facts import (
     VariantAnalysis,
     added_pods,
     first_kill_after_action,
+    first_kills_spread,
     hold_throughput,
     load_run,
     longest_not_ready,
@@ -89,6 +90,7 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
             "throttledPct": throttled_pct(a, facts.cpu.throttled),
             "readySharePct": ready_share(a),
             "longestNotReadyS": longest_not_ready(a),
+            "firstKillsSpreadS": first_kills_spread(a),
             "vthreadsQueuedMax": facts.schedulers[a.variant].queued_max if a.variant in facts.schedulers else None,
         }
     return {

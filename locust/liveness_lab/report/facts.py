@@ -832,6 +832,15 @@ def added_pods(a: VariantAnalysis, actions: list[RecordedAction]) -> list[str] |
     return added_by_actions(a.pods, a.variant, actions)
 
 
+def first_kills_spread(a: VariantAnalysis) -> float | None:
+    """Seconds from the variant's first liveness kill to the first liveness kill of the last of its pods to
+    be killed (0 with one pod killed); None without a liveness kill."""
+    first: dict[str, float] = {}
+    for k in a.liveness_kills:
+        first[k.pod] = min(first.get(k.pod, k.t), k.t)
+    return round(max(first.values()) - min(first.values()), 1) if first else None
+
+
 def throttled_pct(a: VariantAnalysis, throttled: dict[str, float]) -> float | None:
     """Percent of CFS periods throttled over the run, the variant's most throttled pod; None when the
     recorder could not read the kubelet's counters."""

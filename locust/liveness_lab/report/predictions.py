@@ -29,6 +29,7 @@ from .facts import (
     VariantAnalysis,
     added_pods,
     first_kill_after_action,
+    first_kills_spread,
     hold_throughput,
     kill_window,
     longest_not_ready,
@@ -368,6 +369,13 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         if pct is None:
             return line(f"{expected} %", "no CFS throttling counters recorded (nodes/proxy not readable?)", NOT_MEASURED)
         return line(f"{expected} %", f"{pct:.0f} % of periods", count_state(expected, round(pct), True))
+    if key == "first_kills_spread_s":
+        spread = first_kills_spread(a)
+        if spread is None:
+            return line(f"{expected} s", "no liveness kill", NOT_HELD)
+        killed = len({k.pod for k in a.liveness_kills})
+        measured = f"{spread:.0f} s between the first kills of {killed} of {len(a.pods.pods)} pod(s)"
+        return line(f"{expected} s", measured, count_state(expected, round(spread), True))
     if key == "vthreads_queued":
         x = ev.scheduler
         if x is None or x.queued_max is None:
