@@ -35,7 +35,16 @@ def line(folder, variant, key, value):
     """One prediction judged on FOLDER, as the lab judges a finished run."""
     facts = run_facts(load_run(folder))
     a = facts.analyses[variant]
-    ev = Evidence(a, facts.run, live=False, elapsed=a.phases.end - a.phases.start, actions=facts.actions, throttled=facts.cpu.throttled)
+    elapsed = a.phases.end - a.phases.start
+    ev = Evidence(
+        a,
+        facts.run,
+        live=False,
+        elapsed=elapsed,
+        actions=facts.actions,
+        throttled=facts.cpu.throttled,
+        scheduler=facts.schedulers.get(variant),
+    )
     return judge_line(key, value, ev)
 
 
