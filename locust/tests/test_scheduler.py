@@ -116,9 +116,12 @@ def test_virtual_starved_kills_servlet_virtual_and_reads_the_queue_on_virtual():
     assert queued.held and queued.measured == "queued up to 30, mounted up to 1 of parallelism 1 (43 readings, 0 unanswered)"
     assert got["servlet-virtual", "restarts"].held and got["servlet-virtual", "kill_reason"].held
     assert result.figures["servlet-virtual"]["causes"] == {"liveness": 2}
-    # The one prediction this run did not hold: 8 of virtual's requests waited out Locust's 10 s timeout.
+    # The one prediction this run did not hold: 8 of virtual's requests waited out Locust's 10 s timeout,
+    # which the scenario has called a race since (the scheduler's queues are served in no fixed order):
+    # judged and shown, not required of a run.
     assert [(x.variant, x.key) for x in result.lines if not x.held] == [("virtual", "failures")]
-    assert result.outcome == judge.NOT_HELD
+    assert result.is_race(got["virtual", "failures"]) and not result.is_race(got["servlet-virtual", "restarts"])
+    assert result.outcome == judge.HELD
     # servlet-virtual's own info endpoint waited for the carrier too: half its readings unanswered.
     assert result.figures["servlet-virtual"]["vthreadsQueuedMax"] == 111
 
