@@ -18,8 +18,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param latencyMs the latency of {@code /api/work} when a request names none
  * @param latencyMaxMs the cap on any latency a request asks for; above it the answer is 400
  * @param downstreamUrl when set, the wait is an HTTP GET to this URL instead of a timer
- * @param downstreamMaxConnections the reactive client's connection pool: thousands in flight, not
- *        Reactor Netty's default 500
+ * @param downstreamMaxConnections the reactive client's connection pool ({@link DownstreamClient}'s,
+ *        which the downstream health check shares): thousands in flight, not Reactor Netty's default 500
  * @param drain how long a stopping service keeps serving, every answer with {@code Connection: close},
  *        before the web server's graceful shutdown begins (see {@link ConnectionDrain}): long enough for
  *        every busy keep-alive client to get one such answer and for the endpoint removal to reach every

@@ -47,18 +47,30 @@ final class Waiter {
 		this.reactiveClient = reactiveClient;
 	}
 
-	static Waiter create(DemoProperties properties) {
+	/**
+	 * The waiter of the configured mode. {@code downstreamClient} is {@link DownstreamClient}'s, the one the
+	 * downstream health check shares, or null where there is none: reactive mode with a downstream needs it.
+	 */
+	static Waiter create(DemoProperties properties, WebClient downstreamClient) {
 		Mode mode = properties.mode();
 		URI downstream = properties.downstreamUrl();
 		Scheduler scheduler = mode.scheduler();
 		HttpClient blockingClient = (downstream != null && mode.blockingCall())
 				? HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build() : null;
-		WebClient reactiveClient = (downstream != null && !mode.blockingCall()) ? downstreamClient(properties) : null;
+		WebClient reactiveClient = (downstream != null && !mode.blockingCall()) ? downstreamClient : null;
+		if (downstream != null && !mode.blockingCall() && reactiveClient == null) {
+			// Else the wait would silently be a timer, not the call the mode says.
+			throw new IllegalStateException(
+					"mode " + mode.label() + " calls the downstream through DownstreamClient's WebClient: none was given");
+		}
 		return new Waiter(mode, downstream, scheduler, Duration.ofMillis(properties.cpuMs()), blockingClient,
 				reactiveClient);
 	}
 
-	/** The non-blocking client of the downstream: reactive mode's, and servlet-async's. */
+	/**
+	 * The non-blocking client of the downstream: reactive mode's, and servlet-async's. Made once, as
+	 * {@link DownstreamClient}'s bean, so the requests and the downstream health check share its pool.
+	 */
 	static WebClient downstreamClient(DemoProperties properties) {
 		return WebClient.builder().clientConnector(new ReactorClientHttpConnector(pooled(properties))).build();
 	}

@@ -23,6 +23,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import reactor.core.Disposable;
 
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
 import org.springframework.http.HttpHeaders;
@@ -193,13 +194,14 @@ abstract class WorkController {
 
 		private final WebClient client;
 
-		Async(DemoProperties properties, MeterRegistry registry) {
+		Async(DemoProperties properties, MeterRegistry registry, ObjectProvider<WebClient> downstreamClient) {
 			super(properties, registry);
 			// One thread: it only hands each answer to Tomcat, which writes it on a thread of its pool.
 			this.timer = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().name("work-timer").daemon().factory());
 			// A request whose client went away takes its task off the queue instead of holding it until due.
 			this.timer.setRemoveOnCancelPolicy(true);
-			this.client = (properties.downstreamUrl() != null) ? Waiter.downstreamClient(properties) : null;
+			// DownstreamClient's, whose pool the downstream health check shares.
+			this.client = (properties.downstreamUrl() != null) ? downstreamClient.getObject() : null;
 		}
 
 		@GetMapping(path = WorkEndpoint.PATH, produces = MediaType.APPLICATION_JSON_VALUE)

@@ -15,6 +15,7 @@ import io.swagger.v3.oas.annotations.responses.ApiResponse;
 import org.springdoc.core.annotations.RouterOperation;
 import reactor.core.publisher.Mono;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication.Type;
 import org.springframework.context.annotation.Bean;
@@ -22,6 +23,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerRequest;
@@ -91,8 +93,9 @@ class WorkEndpoint {
 									content = @Content(mediaType = MediaType.APPLICATION_PROBLEM_JSON_VALUE)),
 							@ApiResponse(responseCode = "429", description = TOO_BUSY,
 									content = @Content(mediaType = MediaType.APPLICATION_PROBLEM_JSON_VALUE)) }))
-	RouterFunction<ServerResponse> workRoute(DemoProperties properties, MeterRegistry registry) {
-		Work work = new Work(properties, registry);
+	RouterFunction<ServerResponse> workRoute(DemoProperties properties, MeterRegistry registry,
+			ObjectProvider<WebClient> downstreamClient) {
+		Work work = new Work(properties, registry, downstreamClient.getIfAvailable());
 		return RouterFunctions.route()
 			.GET(PATH, work::handle)
 			.onError(ProblemHandler::handles, ProblemHandler::render)
@@ -115,9 +118,9 @@ class WorkEndpoint {
 
 		private final String pod = podName();
 
-		Work(DemoProperties properties, MeterRegistry registry) {
+		Work(DemoProperties properties, MeterRegistry registry, WebClient downstreamClient) {
 			this.properties = properties;
-			this.waiter = Waiter.create(properties);
+			this.waiter = Waiter.create(properties, downstreamClient);
 			this.meters = new WorkMeters(properties, registry);
 		}
 

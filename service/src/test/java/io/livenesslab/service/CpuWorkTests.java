@@ -11,7 +11,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Mono;
 
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import io.livenesslab.service.WorkEndpoint.WorkResult;
 
@@ -38,7 +40,7 @@ class CpuWorkTests {
 	@ParameterizedTest
 	@EnumSource(names = { "BLOCKING", "REACTIVE" })
 	void blockingAndReactiveComputeOnTheThreadThatSubscribes(Mode mode) throws Exception {
-		Mono<String> call = Waiter.create(properties(mode)).await(Duration.ZERO, null);
+		Mono<String> call = Waiter.create(properties(mode), null).await(Duration.ZERO, null);
 		long started = System.nanoTime();
 		CompletableFuture<String> answer = call.toFuture();
 		assertThat(since(started)).as("subscribing computed").isGreaterThanOrEqualTo(CPU);
@@ -48,7 +50,7 @@ class CpuWorkTests {
 	@ParameterizedTest
 	@CsvSource({ "OFFLOADED, boundedElastic-", "VIRTUAL, virtual-" })
 	void offloadedAndVirtualComputeOnTheirSchedulersThread(Mode mode, String thread) throws Exception {
-		Mono<String> call = Waiter.create(properties(mode)).await(Duration.ZERO, null);
+		Mono<String> call = Waiter.create(properties(mode), null).await(Duration.ZERO, null);
 		long started = System.nanoTime();
 		CompletableFuture<String> answer = call.toFuture();
 		assertThat(since(started)).as("the subscriber went on").isLessThan(CPU);
@@ -70,7 +72,7 @@ class CpuWorkTests {
 	@Test
 	void servletAsyncComputesOnTheRequestThreadBeforeItsDeferredResult() {
 		WorkController.Async controller = new WorkController.Async(properties(Mode.SERVLET_ASYNC),
-				new SimpleMeterRegistry());
+				new SimpleMeterRegistry(), new StaticListableBeanFactory().getBeanProvider(WebClient.class));
 		try {
 			long started = System.nanoTime();
 			DeferredResult<WorkResult> answer = controller.work("60000", null, null, null);

@@ -18,6 +18,7 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.beans.factory.support.StaticListableBeanFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.server.reactive.HttpHandler;
@@ -26,6 +27,7 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.util.MultiValueMap;
+import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.reactive.function.server.RequestPredicates;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -158,8 +160,10 @@ public final class FloorServer {
 	private HttpHandler webflux() {
 		DemoProperties properties = new DemoProperties(Mode.REACTIVE.label(), this.defaultMs, this.capMs, null, 1,
 				Duration.ZERO, 0, 0, Duration.ZERO, WarmUp.On.DEFAULT);
+		// No downstream, so no downstream client: an empty provider of one.
 		return RouterFunctions.toHttpHandler(new WorkEndpoint()
-			.workRoute(properties, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+			.workRoute(properties, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+					new StaticListableBeanFactory().getBeanProvider(WebClient.class))
 			.andRoute(RequestPredicates.GET("/readyz").or(RequestPredicates.GET("/livez")),
 					(request) -> ServerResponse.ok().bodyValue("ok")));
 	}
