@@ -21,7 +21,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The downstream health indicator (demo.downstream-health) where people put it, in the liveness group, and
  * where it belongs, in the readiness group; and the downstream's slow API (demo.api-delay). Probes are made
  * as the kubelet makes them: a fresh connection, a 1 s timeout. The downstream is the service in reactive
- * mode in a JVM of its own, as in the chart; "down" is a port nothing listens on.
+ * mode in a JVM of its own, as in the chart; "down" is a port nothing listens on. In reactive and
+ * servlet-async the check shares the requests' connection pool, so slow requests can run it dry under a
+ * downstream that answers (demo.downstream-max-connections=2).
  */
 class DownstreamHealthTests {
 
@@ -30,6 +32,14 @@ class DownstreamHealthTests {
 	private static final String LIVENESS = "management.endpoint.health.group.liveness.include";
 
 	private static final String READINESS = "management.endpoint.health.group.readiness.include";
+
+	/** The pool of the pool-run-dry tests: two connections, so that a few slow requests hold them all. */
+	private static final int CONNECTIONS = 2;
+
+	/** Three times the connections: the pool's queue holds four requests ahead of any health check. */
+	private static final int SLOW_REQUESTS = 6;
+
+	private static final String SLOW_REQUEST = "/api/work?latencyMs=2000";
 
 	private static ServiceProcess downstream;
 
@@ -51,12 +61,32 @@ class DownstreamHealthTests {
 	}
 
 	private static RunningService start(Mode mode, URI downstreamUrl, String group) {
+		return start(mode, downstreamUrl, group, Map.of());
+	}
+
+	private static RunningService start(Mode mode, URI downstreamUrl, String group, Map<String, Object> more) {
 		Map<String, Object> properties = new HashMap<>(Map.of("demo.mode", mode.label(), "demo.downstream-health", true,
 				"demo.downstream-url", downstreamUrl.toString()));
 		if (group != null) {
 			properties.put(group, group.equals(LIVENESS) ? "livenessState,downstream" : "readinessState,downstream");
 		}
+		properties.putAll(more);
 		return RunningService.start(properties);
+	}
+
+	/** The downstream that answers, through a pool of {@link #CONNECTIONS} connections. */
+	private static RunningService startWithASmallPool(Mode mode, String group) {
+		return start(mode, downstream.uri("/api/work"), group,
+				Map.of("demo.downstream-max-connections", CONNECTIONS));
+	}
+
+	/**
+	 * Puts {@link #SLOW_REQUESTS} requests in flight, each holding a connection of the pool for its 2 s
+	 * while it has one: the pool runs dry, and the ones without a connection wait in its queue.
+	 */
+	private static void runThePoolDry(RunningService service) throws InterruptedException {
+		service.sendSlow(SLOW_REQUESTS, SLOW_REQUEST);
+		service.awaitInFlight(SLOW_REQUESTS, Duration.ofSeconds(5));
 	}
 
 	/** A first health check loads the HTTP client's classes and may take over a second in a fresh JVM. */
@@ -94,6 +124,42 @@ class DownstreamHealthTests {
 		try (RunningService service = start(Mode.REACTIVE, slowDownstream.uri("/api/work"), LIVENESS)) {
 			ProbeResult liveness = RunningService.probe(service.uri("/livez"), PROBE_TIMEOUT);
 			assertThat(liveness.timedOut()).as("liveness behind a 3 s downstream, in %s", liveness.took()).isTrue();
+		}
+	}
+
+	/**
+	 * magfest/ubersystem#4600 in one pod: the check goes through the requests' own client, so their pool,
+	 * and waits behind them once slow requests hold every connection. Before the load it answers at once.
+	 */
+	@ParameterizedTest
+	@EnumSource(names = { "REACTIVE", "SERVLET_ASYNC" })
+	void inTheLivenessGroupAPoolRunDryBySlowRequestsTimesTheLivenessProbeOut(Mode mode) throws Exception {
+		try (RunningService service = startWithASmallPool(mode, LIVENESS)) {
+			warmUp(service);
+			assertThat(RunningService.probe(service.uri("/livez"), PROBE_TIMEOUT).status()).as("liveness before the load")
+				.isEqualTo(200);
+			runThePoolDry(service);
+			ProbeResult liveness = RunningService.probe(service.uri("/livez"), PROBE_TIMEOUT);
+			assertThat(liveness.timedOut())
+				.as("liveness with %d slow requests on %d connections, in %s", SLOW_REQUESTS, CONNECTIONS, liveness.took())
+				.isTrue();
+		}
+	}
+
+	/**
+	 * The remedy: out of the liveness group the same pool run dry leaves liveness up, while the check
+	 * itself, in {@code /actuator/health}, waits behind the requests all the same.
+	 */
+	@ParameterizedTest
+	@EnumSource(names = { "REACTIVE", "SERVLET_ASYNC" })
+	void outOfTheLivenessGroupAPoolRunDryLeavesLivenessUp(Mode mode) throws Exception {
+		try (RunningService service = startWithASmallPool(mode, null)) {
+			warmUp(service);
+			runThePoolDry(service);
+			ProbeResult liveness = RunningService.probe(service.uri("/livez"), PROBE_TIMEOUT);
+			assertThat(liveness.status()).as("liveness in %s", liveness.took()).isEqualTo(200);
+			ProbeResult health = RunningService.probe(service.uri("/actuator/health"), PROBE_TIMEOUT);
+			assertThat(health.timedOut()).as("the downstream's check behind the requests, in %s", health.took()).isTrue();
 		}
 	}
 
