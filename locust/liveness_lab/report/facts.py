@@ -269,6 +269,7 @@ class RecordedAction:
     replicas: int | None
     done: float | None
     error: str | None = None
+    rollout: bool = False  # it changed the container's environment: a rollout, new pods
 
 
 def recorded_actions(timeline: list[dict]) -> list[RecordedAction]:
@@ -276,7 +277,9 @@ def recorded_actions(timeline: list[dict]) -> list[RecordedAction]:
     are left out."""
     done = {r["index"]: r["t"] for r in timeline if r["kind"] == "action-done"}
     return [
-        RecordedAction(r["index"], r["t"], r["target"], r.get("what", ""), r.get("replicas"), done.get(r["index"]), r.get("error"))
+        RecordedAction(
+            r["index"], r["t"], r["target"], r.get("what", ""), r.get("replicas"), done.get(r["index"]), r.get("error"), rollout="env" in r
+        )
         for r in timeline
         if r["kind"] == "action" and not r.get("error")
     ]
@@ -921,12 +924,21 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
     return CpuCheck(notes, warnings, throttled, machine)
 
 
+def made_by_actions(history: PodHistory, variant: str, actions: list[RecordedAction]) -> list[str]:
+    """The pods of VARIANT that came up during the run after an action made pods of it: a scale-out's, or
+    a rollout's (an action that changed its container's environment). The scenario's own."""
+    made = [a.t for a in actions if a.target == variant and (a.replicas or a.rollout)]
+    if not made:
+        return []
+    return [p for p in history.added_during_run if history.first_seen.get(p, 0) >= min(made) - CLOCK_SLACK_S]
+
+
 def disturbances(analyses: dict[str, VariantAnalysis], api_errors: int, actions: list[RecordedAction] | None = None) -> list[str]:
-    """Why the run says nothing about the claim, if it does not. Pods an action of the lab added (a
-    scale-out) are the run's own."""
+    """Why the run says nothing about the claim, if it does not. Pods an action of the lab made (a
+    scale-out, a rollout) are the run's own."""
     found = []
     for v, a in analyses.items():
-        others = sorted(set(a.pods.added_during_run) - set(added_by_actions(a.pods, v, actions or [])))
+        others = sorted(set(a.pods.added_during_run) - set(made_by_actions(a.pods, v, actions or [])))
         if others:
             found.append(f"{v}: pods created during the run ({', '.join(others)}): a rollout or a deletion, not the load")
     if api_errors >= API_ERRORS_DISTURBED:
