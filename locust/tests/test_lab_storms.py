@@ -207,3 +207,31 @@ def test_the_spread_of_the_first_kills_over_the_pods_of_a_variant(tmp_path):
     # No kill at all: all pods killed close together did not happen (not a "cannot tell").
     none = line(FIXTURES / "lab-baseline", "reactive", "first_kills_spread_s", "<=60")
     assert (none.state, none.measured) == ("not held", "no liveness kill")
+
+
+# --- the pool run dry inside liveness, and a startup probe that passes before the warm-up (issue 48) -------
+
+
+def test_a_pool_run_dry_in_liveness_kills_every_pod_within_seconds_of_each_other():
+    result = judge.judge_scenario(scenario("pool-in-liveness"), FIXTURES / "lab-pool-in-liveness")
+    got = lines(result)
+    assert result.outcome == judge.HELD, result.text()
+    assert got["reactive", "restarted_pods"].measured == "2 of 2"
+    assert got["reactive", "first_kills_spread_s"].measured == "5 s between the first kills of 2 of 2 pod(s)"
+    assert result.figures["reactive"]["causes"] == {"liveness": 5}
+    # The remedy's prediction on the same run: not held.
+    assert not line(FIXTURES / "lab-pool-in-liveness", "reactive", "restarts", 0).held
+
+
+def test_a_startup_probe_before_the_warm_up_lets_liveness_kill_the_new_version_in_every_life(tmp_path):
+    result = judge.judge_scenario(scenario("startup-probe-too-early"), FIXTURES / "lab-startup-too-early")
+    got = lines(result)
+    assert result.outcome == judge.HELD, result.text()
+    assert got["reactive", "restarts"].measured.startswith("4 (gprv8 0, s8pzz 4;")
+    assert got["reactive", "failures"].measured == "0 of 3130 (0.0%)"
+    # The new version's pod came from the scenario's own rollout: without that action on record it is a
+    # pod someone else made, and the run cannot tell.
+    bare = copy(tmp_path, "lab-startup-too-early", drop={"action", "action-done"})
+    voided = judge.judge_scenario(scenario("startup-probe-too-early"), bare)
+    assert voided.outcome == judge.CANNOT_TELL
+    assert any("pods created during the run (liveness-lab-reactive-85695c84b4-s8pzz)" in w for w in voided.why_cannot_tell)
