@@ -10,7 +10,7 @@ from conftest import FIXTURES
 
 from liveness_lab.lab import catalogue, judge
 from liveness_lab.report.facts import load_run, run_facts
-from liveness_lab.report.predictions import Evidence, judge_line
+from liveness_lab.report.predictions import judge_line
 
 
 def scenario(name):
@@ -34,18 +34,7 @@ def lines(result):
 def line(folder, variant, key, value):
     """One prediction judged on FOLDER, as the lab judges a finished run."""
     facts = run_facts(load_run(folder))
-    a = facts.analyses[variant]
-    elapsed = a.phases.end - a.phases.start
-    ev = Evidence(
-        a,
-        facts.run,
-        live=False,
-        elapsed=elapsed,
-        actions=facts.actions,
-        throttled=facts.cpu.throttled,
-        scheduler=facts.schedulers.get(variant),
-    )
-    return judge_line(key, value, ev)
+    return judge_line(key, value, judge.evidence(facts.analyses[variant], facts.run, facts))
 
 
 # --- a dependency in liveness: kill timing from the action, recovery after the actions -----------------

@@ -108,6 +108,15 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
     } | more
 
 
+def evidence(a: VariantAnalysis, run: dict, facts: RunFacts) -> Evidence:
+    """What a finished run gives the predictions of variant A: its whole recording, the lab's actions, the
+    throttling and the virtual-thread scheduler as read."""
+    elapsed = a.phases.end - a.phases.start
+    return Evidence(
+        a, run, live=False, elapsed=elapsed, actions=facts.actions, throttled=facts.cpu.throttled, scheduler=facts.schedulers.get(a.variant)
+    )
+
+
 def judge_scenario(scenario: Scenario, folder) -> Judgement:
     """The scenario's predictions against the report folder FOLDER (demo.sh's files; the report itself
     need not be built)."""
@@ -124,16 +133,7 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
         if a is None:
             why.append(f"{variant} was not in the run (run.json variants: {data.run['variants']})")
             continue
-        elapsed = a.phases.end - a.phases.start
-        ev = Evidence(
-            a,
-            data.run,
-            live=False,
-            elapsed=elapsed,
-            actions=facts.actions,
-            throttled=facts.cpu.throttled,
-            scheduler=facts.schedulers.get(variant),
-        )
+        ev = evidence(a, data.run, facts)
         lines += [judge_line(key, value, ev) for key, value in expected.items()]
     why += [f"{x.variant} {x.key}: {x.measured}" for x in lines if x.state == NOT_MEASURED]
     race = [f"{x.variant} {x.key}" for x in lines if scenario.in_race(x.variant, x.key)]
