@@ -56,8 +56,8 @@ class DownstreamHealth {
 			throw new IllegalStateException(
 					"demo.downstream-health (DEMO_DOWNSTREAM_HEALTH) checks the downstream: set demo.downstream-url (DEMO_DOWNSTREAM_URL) too");
 		}
-		WebClient client = properties.mode().blockingCall() ? WebClient.create() : downstreamClient.getObject();
-		return new DownstreamHealthIndicator(client, properties.downstreamUrl());
+		// DownstreamClient's where the mode has one (reactive, servlet-async), else a client of its own.
+		return new DownstreamHealthIndicator(downstreamClient.getIfAvailable(WebClient::create), properties.downstreamUrl());
 	}
 
 	/** One GET of the downstream's API asking for no latency: its {@code SELECT 1}. */

@@ -7,13 +7,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
-import reactor.netty.resources.ConnectionProvider;
 
-import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.util.UriComponentsBuilder;
 
@@ -65,25 +62,6 @@ final class Waiter {
 		}
 		return new Waiter(mode, downstream, scheduler, Duration.ofMillis(properties.cpuMs()), blockingClient,
 				reactiveClient);
-	}
-
-	/**
-	 * The non-blocking client of the downstream: reactive mode's, and servlet-async's. Made once, as
-	 * {@link DownstreamClient}'s bean, so the requests and the downstream health check share its pool.
-	 */
-	static WebClient downstreamClient(DemoProperties properties) {
-		return WebClient.builder().clientConnector(new ReactorClientHttpConnector(pooled(properties))).build();
-	}
-
-	/** Reactor Netty's default pool holds 500 connections: far too few for thousands in flight. */
-	private static reactor.netty.http.client.HttpClient pooled(DemoProperties properties) {
-		ConnectionProvider pool = ConnectionProvider.builder("downstream")
-			.maxConnections(properties.downstreamMaxConnections())
-			.pendingAcquireMaxCount(-1)
-			.pendingAcquireTimeout(Duration.ofSeconds(60))
-			.build();
-		return reactor.netty.http.client.HttpClient.create(pool)
-			.option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000);
 	}
 
 	/**
