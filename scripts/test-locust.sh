@@ -21,12 +21,20 @@ set -o errexit -o nounset -o pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"; . "$LL_LIB/venv.sh"; . "$LL_LIB/webui.sh"; . "$LL_LIB/tools.sh"
 
-# ensure_service_jar: the service's runnable jar, built with the Maven wrapper when it is not there.
+# ensure_service_jar: the service's runnable jar, built with the Maven wrapper when it is not there. With
+# LL_SERVICE_BESIDE=1 (scripts/test.sh runs the service suite's `mvnw verify` in service/ at the same time)
+# it is built from a copy of the sources under the cache, so the two builds never share service/target.
 ensure_service_jar() {
-  LIVENESS_LAB_SERVICE_JAR=$LL_ROOT/service/target/liveness-lab-service.jar
+  local src=$LL_ROOT/service
   find_jdk
+  if [ "${LL_SERVICE_BESIDE:-}" = 1 ]; then
+    src=$LL_CACHE/build/service-beside
+    rm -rf "$src" && mkdir -p "$src"
+    (cd "$LL_ROOT/service" && cp -R pom.xml mvnw .mvn src "$src/")
+  fi
+  LIVENESS_LAB_SERVICE_JAR=$src/target/liveness-lab-service.jar
   if [ ! -f "$LIVENESS_LAB_SERVICE_JAR" ]; then
-    step "build-service-jar" bash -c "cd '$LL_ROOT/service' && ./mvnw -B -ntp -q package -DskipTests"
+    step "build-service-jar" bash -c "cd '$src' && ./mvnw -B -ntp -q package -DskipTests"
   fi
   export LIVENESS_LAB_SERVICE_JAR JAVA_HOME
 }

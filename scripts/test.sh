@@ -24,6 +24,7 @@
 #     registry the laptop's registry path, simulated on 127.0.0.1: the e2e again with every image pulled
 #              from a local registry and every tool downloaded (pytest: locust/tests/registry, run by
 #              scripts/test-registry.sh; root, Linux)
+# The service suite runs beside the suites that need no cluster; LIVENESS_LAB_TEST_SERIAL=1 runs each alone.
 # Logs: one per suite under $LIVENESS_LAB_LOGS (default ~/.cache/liveness-lab/logs/test-<suite>.log).
 # Counts: each suite's runner writes JUnit XML into $LIVENESS_LAB_LOGS/junit/<suite>/ (bats, pytest,
 # Surefire, helm-unittest); a suite's line says how many test cases it ran, and the last line, "N passed,

@@ -6,8 +6,16 @@ Usage: scripts/tests/run_suites.py TEST_SH LOGS [SUITE...]     (scripts/test.sh 
 Each suite is `LL_TEST_SUITE=SUITE TEST_SH` with its output in LOGS/test-SUITE.log and its runner's JUnit
 XML (bats, pytest, Surefire, helm-unittest) in LOGS/junit/SUITE/ (LIVENESS_LAB_JUNIT), which is what is
 counted: test cases, those with a <failure> or <error>, those <skipped>. A suite that exits non-zero
-counts one failure at least; one that reports no test, or only skipped ones, fails. A suite's
-"summary: " lines (helm-unittest's own totals) are shown under its line. Exits 1 when a suite failed.
+counts one failure at least; one that exits 0 with a failing test, reports no test or only skipped ones
+fails. A suite's "summary: " lines (helm-unittest's own totals) are shown under its line. Exits 1 when a
+suite failed.
+
+The service suite runs beside the other suites that need no cluster (lint, docs, chart, cluster, locust),
+which run one after the other while it does; the cluster suites (e2e, multinode, registry) start once it
+has ended. Its tests mostly wait (requests held for seconds, probes timed out): alone it kept 35 % of this
+machine's two cores busy on average (vmstat, 2026-11-28). Those suites are told so (LL_SERVICE_BESIDE=1:
+the locust suite builds its service jar from a copy of the sources, not in the service/target that
+`mvnw verify` is writing). LIVENESS_LAB_TEST_SERIAL=1 runs every suite alone, one after the other.
 """
 
 import os
@@ -19,6 +27,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 SUITES = ["lint", "docs", "service", "chart", "cluster", "locust", "e2e", "multinode", "registry"]
+BESIDE = "service"
+CLUSTER_SUITES = {"e2e", "multinode", "registry"}
 
 
 def totals(folder: Path) -> tuple:
@@ -34,41 +44,58 @@ def totals(folder: Path) -> tuple:
     return tests, failed, skipped
 
 
-def run_suite(test_sh: str, logs: Path, suite: str) -> tuple:
-    """Runs SUITE and prints its line; returns (passed, failed, skipped, whether the suite passed)."""
-    log, junit = logs / f"test-{suite}.log", logs / "junit" / suite
-    shutil.rmtree(junit, ignore_errors=True)
-    print(f"{suite:<8} running (log: {log})", flush=True)
-    started = time.time()
-    with open(log, "w") as out:
-        rc = subprocess.call(
-            [test_sh], stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "LL_TEST_SUITE": suite, "LIVENESS_LAB_JUNIT": str(junit)}
-        )
-    took = int(time.time() - started)
-    problem = ""
-    try:
-        tests, failed, skipped = totals(junit)
-    except ET.ParseError as error:
-        tests, failed, skipped, problem = 0, 1, 0, f"a JUnit report is not XML: {error}"
-    passed = tests - failed - skipped
-    if rc != 0 and failed == 0:
-        failed, problem = 1, "no failing test reported"
-    if tests == 0 or tests == skipped:
-        failed, problem = max(failed, 1), problem or ("no test reported" if tests == 0 else "every test was skipped")
-    counts = f"{tests} tests" + (f", {skipped} skipped" if skipped else "")
-    text = log.read_text(errors="replace").splitlines()
-    for line in text:
-        if line.startswith("summary: "):
-            print("  " + line[len("summary: ") :])
-    if rc == 0 and not problem:
-        print(f"{suite:<8} passed in {took}s ({counts})")
-    else:
-        print(
-            f"{suite:<8} FAILED in {took}s (exit {rc}; {counts}, {failed} failed{'; ' + problem if problem else ''}); last lines of {log}:"
-        )
-        for line in text[-60:]:
-            print("  | " + line)
-    return passed, failed, skipped, rc == 0 and not problem
+class Suite:
+    """One suite's run: started with its log and JUnit folder, then ended with its line printed."""
+
+    def __init__(self, test_sh: str, logs: Path, name: str, extra_env: dict | None = None, beside: str = ""):
+        self.name, self.log, self.junit = name, logs / f"test-{name}.log", logs / "junit" / name
+        shutil.rmtree(self.junit, ignore_errors=True)
+        print(f"{name:<8} running{' beside ' + beside if beside else ''} (log: {self.log})", flush=True)
+        self.started = time.time()
+        with open(self.log, "w") as out:
+            env = {k: v for k, v in os.environ.items() if k != "LL_SERVICE_BESIDE"}  # this runner's own say only
+            env.update(extra_env or {}, LL_TEST_SUITE=name, LIVENESS_LAB_JUNIT=str(self.junit))
+            self.proc = subprocess.Popen([test_sh], stdout=out, stderr=subprocess.STDOUT, env=env)
+
+    def end(self) -> tuple:
+        """Waits for the suite and prints its line; returns (passed, failed, skipped, whether it passed)."""
+        rc = self.proc.wait()
+        took = int(time.time() - self.started)
+        problem = ""
+        try:
+            tests, failed, skipped = totals(self.junit)
+        except ET.ParseError as error:
+            tests, failed, skipped, problem = 0, 1, 0, f"a JUnit report is not XML: {error}"
+        passed = tests - failed - skipped
+        if rc != 0 and failed == 0:
+            failed, problem = 1, "no failing test reported"
+        if tests == 0 or tests == skipped:
+            failed, problem = max(failed, 1), problem or ("no test reported" if tests == 0 else "every test was skipped")
+        counts = f"{tests} tests" + (f", {skipped} skipped" if skipped else "")
+        text = self.log.read_text(errors="replace").splitlines()
+        for line in text:
+            if line.startswith("summary: "):
+                print("  " + line[len("summary: ") :])
+        ok = rc == 0 and failed == 0 and not problem
+        if ok:
+            print(f"{self.name:<8} passed in {took}s ({counts})", flush=True)
+        else:
+            print(
+                f"{self.name:<8} FAILED in {took}s (exit {rc}; {counts}, {failed} failed{'; ' + problem if problem else ''}); "
+                f"last lines of {self.log}:"
+            )
+            for line in text[-60:]:
+                print("  | " + line)
+        return passed, failed, skipped, ok
+
+
+def plan(suites: list, serial: bool) -> tuple:
+    """(the suite run beside the others or "", the others in order): the beside suite only when a suite that
+    needs no cluster is there to run with it."""
+    others = [s for s in suites if s != BESIDE]
+    if serial or BESIDE not in suites or not [s for s in others if s not in CLUSTER_SUITES]:
+        return "", suites
+    return BESIDE, others
 
 
 def main(test_sh: str, logs: str, *args: str) -> int:
@@ -78,13 +105,19 @@ def main(test_sh: str, logs: str, *args: str) -> int:
             print(f"error: unknown suite '{arg}'\n  fix: choose from: {' '.join(SUITES)} all (scripts/test.sh --help)", file=sys.stderr)
             return 1
         suites += SUITES if arg == "all" else [arg]
+    suites = list(dict.fromkeys(suites))
     Path(logs).mkdir(parents=True, exist_ok=True)
-    passed = failed = skipped = 0
-    failed_suites = []
-    for suite in suites or SUITES:
-        p, f, s, ok = run_suite(test_sh, Path(logs), suite)
-        passed, failed, skipped = passed + p, failed + f, skipped + s
-        failed_suites += [] if ok else [suite]
+    beside, ordered = plan(suites or SUITES, os.environ.get("LIVENESS_LAB_TEST_SERIAL") == "1")
+    ended = {}
+    background = Suite(test_sh, Path(logs), beside, beside=", ".join(s for s in ordered if s not in CLUSTER_SUITES)) if beside else None
+    for suite in ordered:
+        if background and suite in CLUSTER_SUITES:
+            ended[beside], background = background.end(), None
+        ended[suite] = Suite(test_sh, Path(logs), suite, {"LL_SERVICE_BESIDE": "1"} if background else {}).end()
+    if background:
+        ended[beside] = background.end()
+    passed, failed, skipped = (sum(r[i] for r in ended.values()) for i in range(3))
+    failed_suites = [suite for suite in suites or SUITES if not ended[suite][3]]
     if failed_suites:
         print("failed suites: " + " ".join(failed_suites))
     print(f"{passed} passed, {failed} failed" + (f" ({skipped} skipped)" if skipped else ""))
