@@ -9,7 +9,7 @@ import shutil
 from conftest import FIXTURES
 
 from liveness_lab.lab import catalogue, judge
-from liveness_lab.report.facts import load_run, run_facts
+from liveness_lab.report.facts import load_run, pod_history, run_facts
 from liveness_lab.report.predictions import judge_line
 
 
@@ -131,6 +131,85 @@ def test_the_ready_share_and_the_longest_stretch_without_a_ready_pod(tmp_path):
     bare = copy(tmp_path, "lab-dependency-in-liveness", drop={"pods"})
     assert line(bare, "blocking", "ready_share_pct", "<=20").held is None
     assert line(bare, "blocking", "longest_not_ready_s", ">=200").measured == "no pod snapshots during the load"
+
+
+# --- the restart back-off's wait: a container's exit to the next one's start ----------------------------------
+
+
+def snap(t, restarts, ended, started):
+    return {
+        "kind": "pods",
+        "t": t,
+        "pods": [
+            {
+                "name": "p",
+                "variant": "blocking",
+                "ready": started is not None,
+                "restarts": restarts,
+                "reason": None,
+                "lastTerminatedAt": ended,
+                "lastTerminatedReason": "Error",
+                "lastTerminatedExitCode": 143,
+                "startedAt": started,
+            },
+            # Restarted 4 times before the recording began: its container's start says nothing of this run.
+            {
+                "name": "old",
+                "variant": "blocking",
+                "ready": True,
+                "restarts": 4,
+                "reason": None,
+                "lastTerminatedAt": 1.0,
+                "lastTerminatedReason": "Error",
+                "lastTerminatedExitCode": 143,
+                "startedAt": 61.0,
+            },
+        ],
+    }
+
+
+def test_each_restarts_wait_is_its_containers_exit_to_the_next_start_once_its_last_state_has_caught_up():
+    timeline = [
+        snap(0, 0, None, -100.0),
+        snap(10, 1, 8.0, 8.5),  # restarted at once
+        snap(20, 1, 18.0, None),  # killed again, waiting in CrashLoopBackOff: no start yet
+        snap(90, 2, 18.0, 88.0),  # the back-off's wait: 70 s
+        snap(95, 2, 18.0, 88.0),
+        snap(100, 3, 18.0, 99.0),  # the count ahead of the last state (it still names the previous exit)...
+        snap(105, 3, 98.5, 99.0),  # ...which catches up: 0.5 s, not 81
+    ]
+    assert pod_history(timeline, "blocking").waits == [0.5, 70.0, 0.5]
+
+
+def planted_waits(tmp_path, waits):
+    """A copy of lab-dependency-in-liveness whose blocking container starts WAITS[i] s after its i-th exit."""
+    folder = copy(tmp_path, "lab-dependency-in-liveness")
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+    ends = sorted(
+        {
+            p["lastTerminatedAt"]
+            for r in records
+            if r["kind"] == "pods"
+            for p in r["pods"]
+            if p["variant"] == "blocking" and p["lastTerminatedAt"] is not None
+        }
+    )
+    for r in records:
+        for p in r.get("pods", []) if r["kind"] == "pods" else []:
+            if p["variant"] == "blocking" and p["lastTerminatedAt"] is not None and p["ready"]:
+                p["startedAt"] = p["lastTerminatedAt"] + waits[ends.index(p["lastTerminatedAt"]) % len(waits)]
+    (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+def test_the_longest_restart_wait_held_not_held_and_not_measured_without_the_starts(tmp_path):
+    folder = planted_waits(tmp_path, [1.0, 75.0])
+    longest = line(folder, "blocking", "longest_restart_wait_s", "<=92")
+    assert longest.held and longest.measured.startswith("75 s from a container's exit to the next start (each restart: "), longest.measured
+    assert not line(folder, "blocking", "longest_restart_wait_s", "<=60").held
+    # The fixture was recorded before the recorder kept the containers' starts: restarts, none measured.
+    bare = line(FIXTURES / "lab-dependency-in-liveness", "blocking", "longest_restart_wait_s", "<=92")
+    assert bare.held is None and bare.measured == "no restart seen with its container's exit and the next one's start"
 
 
 # --- a throttled CPU: the throttling that explains a kill ------------------------------------------------

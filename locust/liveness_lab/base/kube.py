@@ -145,6 +145,7 @@ def pod_record(pod: dict) -> dict:
     conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
     liveness, startup = container_probe(pod, "Liveness"), container_probe(pod, "Startup")
     waiting = next(((c.get("state") or {}).get("waiting") for c in containers if (c.get("state") or {}).get("waiting")), None)
+    running = next(((c.get("state") or {}).get("running") for c in containers if (c.get("state") or {}).get("running")), None)
     return {
         "name": meta.get("name", ""),
         "variant": variant_of_pod(meta.get("name", ""), meta.get("labels")),
@@ -156,6 +157,8 @@ def pod_record(pod: dict) -> dict:
         "lastTerminatedReason": last_terminated.get("reason"),  # "Error" after SIGTERM, "OOMKilled"...
         "lastTerminatedExitCode": last_terminated.get("exitCode"),
         "lastTerminatedAt": parse_time(last_terminated.get("finishedAt")),
+        # The running container's start: after a restart, minus lastTerminatedAt, the back-off's wait.
+        "startedAt": parse_time((running or {}).get("startedAt")),
         "deleting": bool(meta.get("deletionTimestamp")),
         "node": (pod.get("spec") or {}).get("nodeName"),  # whose kubelet probes it
         "liveness": container_liveness(pod),  # its liveness probe in one line, None without a spec

@@ -85,6 +85,8 @@ PREDICTIONS = {
     "throttled_pct": "a count: percent of CFS periods throttled over the run, the variant's most throttled pod (cAdvisor's counters)",
     "ready_share_pct": "a count: percent of the variant's pod-seconds Ready from the load start to the load stop",
     "longest_not_ready_s": "a count: the longest stretch in seconds, load start to load stop, with no Ready pod of the variant",
+    "longest_restart_wait_s": "a count: the longest of the variant's restarts' waits, in seconds from a container's exit (finishedAt) to "
+    "the next one's start (startedAt): the restart back-off's (CrashLoopBackOff) wait, 0-1 s for a restart at once",
     "first_kills_spread_s": "a count: seconds from the variant's first liveness kill to the first liveness kill of the last of its "
     "pods to be killed (how close together its pods went: 0 with one pod killed)",
     "vthreads_queued": "a count: the most virtual threads waiting for a carrier in one reading of Boot's /actuator/info "

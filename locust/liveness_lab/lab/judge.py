@@ -32,6 +32,7 @@ from liveness_lab.report.facts import (
     hold_throughput,
     load_run,
     longest_not_ready,
+    longest_restart_wait,
     ready_share,
     recovery_after_actions,
     shed,
@@ -90,6 +91,7 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
             "throttledPct": throttled_pct(a, facts.cpu.throttled),
             "readySharePct": ready_share(a),
             "longestNotReadyS": longest_not_ready(a),
+            "longestRestartWaitS": longest_restart_wait(a),
             "firstKillsSpreadS": first_kills_spread(a),
             "vthreadsQueuedMax": facts.schedulers[a.variant].queued_max if a.variant in facts.schedulers else None,
         }

@@ -111,6 +111,7 @@ MORE_FIGURES = (
     ("throttledPct", "throttled in {:.0f} % of periods"),
     ("readySharePct", "Ready {:.0f} % of the time"),
     ("longestNotReadyS", "longest without a Ready pod {:.0f} s"),
+    ("longestRestartWaitS", "longest wait from an exit to the next start {:.0f} s"),
     ("firstKillsSpreadS", "its pods' first kills within {:.0f} s"),
     ("vthreadsQueuedMax", "up to {} virtual threads queued"),
 )
@@ -136,6 +137,7 @@ FIGURE_KEYS = {
     "throttledPct": {"throttled_pct"},
     "readySharePct": {"ready_share_pct", "longest_not_ready_s"},
     "longestNotReadyS": {"ready_share_pct", "longest_not_ready_s"},
+    "longestRestartWaitS": {"longest_restart_wait_s"},
     "firstKillsSpreadS": {"first_kills_spread_s"},
     "vthreadsQueuedMax": {"vthreads_queued"},
 }

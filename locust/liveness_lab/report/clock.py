@@ -142,7 +142,7 @@ def check(timeline: list[dict], slack: float) -> ClockCheck:
 
 def to_host_clock(timeline: list[dict], offset: float) -> list[dict]:
     """The timeline with every time the cluster stamped moved onto the host's clock (host = cluster -
-    offset): events' `first` and `last`, pods' `lastTerminatedAt`. The records' own `t` is the host's."""
+    offset): events' `first` and `last`, pods' `lastTerminatedAt` and `startedAt`. The records' own `t` is the host's."""
     if not offset:
         return timeline
 
@@ -154,6 +154,6 @@ def to_host_clock(timeline: list[dict], offset: float) -> list[dict]:
         if r.get("kind") == "event":
             r = r | {"first": shift(r.get("first")), "last": shift(r.get("last"))}
         elif r.get("kind") == "pods":
-            r = r | {"pods": [p | {"lastTerminatedAt": shift(p.get("lastTerminatedAt"))} for p in r.get("pods", [])]}
+            r = r | {"pods": [p | {k: shift(p.get(k)) for k in ("lastTerminatedAt", "startedAt")} for p in r.get("pods", [])]}
         out.append(r)
     return out

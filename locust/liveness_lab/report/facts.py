@@ -208,6 +208,10 @@ class PodHistory:
     evicted: list[str]
     ready: list[tuple[float, int, int]]  # (t, Ready pods, pods)
     first_seen: dict[str, float] = field(default_factory=dict)  # pod -> its first snapshot
+    # Per restart seen with both times: seconds from the container's exit (finishedAt) to the next one's start
+    # (startedAt), the restart back-off's wait (0-1 s for a restart at once). Recordings before 2026-11-29
+    # have no startedAt, so none.
+    waits: list[float] = field(default_factory=list)
 
 
 def pod_history(timeline: list[dict], variant: str) -> PodHistory:
@@ -219,10 +223,15 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
     snapshots = [(r["t"], [p for p in r["pods"] if p["variant"] == variant]) for r in timeline if r["kind"] == "pods"]
     baseline, last_count, restarts, evicted, ready, first_seen = {}, {}, [], set(), [], {}
     known_end, pending = {}, {}  # pod -> its previous restart's end; its restart still without one
+    waited = {}  # (pod, restart count) -> the wait before that count's container started
     for t, pods in snapshots:
         ready.append((t, sum(p["ready"] for p in pods), len(pods)))
         for p in pods:
             name, ended = p["name"], p["lastTerminatedAt"]
+            started = p.get("startedAt")
+            if name in last_count and p["restarts"] > baseline[name] and ended is not None and started is not None and started >= ended:
+                # The latest snapshot of that count: a lastState that lagged behind the count has caught up.
+                waited[(name, p["restarts"])] = started - ended
             if p.get("reason") == "Evicted":
                 evicted.add(name)
             if name not in last_count:
@@ -254,6 +263,7 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
         evicted=sorted(evicted),
         ready=ready,
         first_seen=first_seen,
+        waits=[round(w, 1) for _, w in sorted(waited.items())],
     )
 
 
@@ -809,6 +819,12 @@ def longest_not_ready(a: VariantAnalysis) -> float | None:
         elif r > 0 and since is not None:
             longest, since = max(longest, t - since), None
     return round(longest, 1)
+
+
+def longest_restart_wait(a: VariantAnalysis) -> float | None:
+    """The longest of the variant's restart waits (PodHistory.waits); None when no restart was seen with both
+    times."""
+    return max(a.pods.waits) if a.pods.waits else None
 
 
 def first_kill_after_action(a: VariantAnalysis, actions: list[RecordedAction]) -> float | None:

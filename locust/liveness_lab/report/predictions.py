@@ -33,6 +33,7 @@ from .facts import (
     hold_throughput,
     kill_window,
     longest_not_ready,
+    longest_restart_wait,
     not_ready_during_load,
     ready_share,
     recovery_after_actions,
@@ -392,6 +393,17 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         if longest is None:
             return line(f"{expected} s", "no pod snapshots during the load", NOT_MEASURED)
         return line(f"{expected} s", f"{longest:.0f} s without a Ready pod", count_state(expected, round(longest), True))
+    if key == "longest_restart_wait_s":
+        longest = longest_restart_wait(a)
+        if longest is None:
+            why = "no restart" if not a.pods.restarts else "no restart seen with its container's exit and the next one's start"
+            return line(f"{expected} s", why, NOT_MEASURED if a.pods.restarts else NOT_HELD)
+        waits = ", ".join(f"{w:.0f}" for w in a.pods.waits)
+        return line(
+            f"{expected} s",
+            f"{longest:.0f} s from a container's exit to the next start (each restart: {waits} s)",
+            count_state(expected, round(longest), True),
+        )
     raise ValueError(f"unknown prediction {key!r}")  # the loader refuses these
 
 
