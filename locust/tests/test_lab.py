@@ -262,6 +262,36 @@ def test_the_matrix_has_a_row_per_scenario_with_k_of_n_a_plot_and_links(tmp_path
     assert "href='baseline-2/report.html'" in page
 
 
+def test_a_scenarios_runs_on_two_kubernetes_releases_are_two_rows_in_release_order(tmp_path, runs):
+    """run.json's kubernetes (the API server's release, since 2026-11-29) reaches lab.json, and the matrix
+    gives each release its row, its plot and its name in the stack column; runs recorded without it keep
+    one row, as before."""
+    releases = {
+        "baseline-1": ("baseline", "v1.37.0"),
+        "baseline-2": ("baseline", "v1.36.4"),
+        "baseline-3": ("baseline", "v1.37.0"),
+        "tcp-probe": ("tcp-probe", None),
+    }
+    lab = tmp_path / "lab-test"
+    for folder_name, (name, release) in releases.items():
+        folder = shutil.copytree(runs["run-pass"], lab / folder_name)
+        if release:
+            record = json.loads((folder / "run.json").read_text())
+            record["kubernetes"] = {"server": release, "kubelets": [release]}
+            (folder / "run.json").write_text(json.dumps(record))
+        judge.write(judge.judge_scenario(scenario(name), folder), folder)
+    assert judge.read(lab / "baseline-2").kubernetes == "v1.36.4" and judge.read(lab / "tcp-probe").kubernetes is None
+    md_path, _ = matrix.build(lab)
+    rows = [line for line in md_path.read_text().splitlines() if line.startswith("| **")]
+    assert [(r.split("**")[1], r.split(" | ")[1]) for r in rows] == [
+        ("baseline", "WebFlux (Reactor Netty), Kubernetes v1.36.4"),
+        ("baseline", "WebFlux (Reactor Netty), Kubernetes v1.37.0"),
+        ("tcp-probe", "WebFlux (Reactor Netty)"),
+    ]
+    assert "[baseline-1](baseline-1/report.html) [baseline-3](baseline-3/report.html)" in rows[1]
+    assert (lab / "matrix-baseline-v1.36.4.png").exists() and (lab / "matrix-tcp-probe.png").exists()
+
+
 def test_the_command_line_lists_checks_and_judges(tmp_path, runs, capsys):
     assert cli.main(["list", "--quick"]) == 0
     assert capsys.readouterr().out.split() == ["baseline", "servlet"]

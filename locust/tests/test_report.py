@@ -427,3 +427,10 @@ def test_the_recorder_reads_each_pods_counters_where_its_actuator_answers():
     assert {path for _, _, path in Kube.asked} == {"actuator/prometheus"}
     sample = json.loads(out.getvalue())
     assert len(sample["pods"]) == 3 and all(p["inFlight"] == 3 and p["served"] == 7 for p in sample["pods"].values())
+
+
+def test_the_run_line_names_the_kubernetes_release_and_kubelets_of_another():
+    assert build.kubernetes_words({"kubernetes": {"server": "v1.37.0", "kubelets": ["v1.37.0"]}}) == ", Kubernetes v1.37.0"
+    mixed = {"kubernetes": {"server": "v1.37.0", "kubelets": ["v1.36.4", "v1.37.0"]}}
+    assert build.kubernetes_words(mixed) == ", Kubernetes v1.37.0 (kubelets v1.36.4)"
+    assert build.kubernetes_words({}) == build.kubernetes_words({"kubernetes": None}) == ""  # recorded before 2026-11-29

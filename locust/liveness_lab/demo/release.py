@@ -106,6 +106,18 @@ class ClusterApi:
                 f"{what} in namespace {self.namespace}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
             ) from e
 
+    def versions(self) -> dict | None:
+        """{"server": the API server's gitVersion, "kubelets": each node's kubeletVersion}, what a run ran on
+        (the lab's matrix tells releases apart by it); None when either is not readable."""
+        from kubernetes import client
+
+        try:
+            server = self._call("reading the version", client.VersionApi(self.api_client).get_code).git_version
+            nodes = self._call("listing nodes", self.core.list_node).items
+        except ApiUnavailable:
+            return None
+        return {"server": server, "kubelets": sorted({n.status.node_info.kubelet_version for n in nodes})}
+
     def deployments(self) -> dict:
         return self._json(
             self._call("listing Deployments", self.apps.list_namespaced_deployment, self.namespace, label_selector=self.selector)

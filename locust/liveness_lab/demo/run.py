@@ -97,6 +97,7 @@ class RunRecord:
     cpus: int | None = None
     commit: str = "unknown"
     release_latency_ms: dict = field(default_factory=dict)
+    kubernetes: dict | None = None  # ClusterApi.versions(): the API server's and the kubelets' releases
 
     def write(self, folder: Path) -> Path:
         path = Path(folder) / "run.json"
@@ -409,6 +410,7 @@ class Demo:
             cpus=cpus(),
             commit=commit(),
             release_latency_ms={v: defaults.latency_ms.get(v) for v in plan.variants},
+            kubernetes=self._api().versions(),
         )
         if self.load == "cluster":
             self.swarm_in_cluster(plan, record)

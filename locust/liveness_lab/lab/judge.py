@@ -54,6 +54,7 @@ class Judgement:
     report_verdict: str  # demo.sh's own verdict on its claim, for reference
     figures: dict  # per variant: the numbers the matrix shows
     race: list[str] = field(default_factory=list)  # "<variant> <key>" of the lines that are the scenario's race
+    kubernetes: str | None = None  # the API server's release the run ran on (run.json); None before 2026-11-29
 
     def is_race(self, line: Line) -> bool:
         return f"{line.variant} {line.key}" in self.race
@@ -154,6 +155,7 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
         report_verdict=result.verdict,
         figures={v: figures(a, facts) for v, a in facts.analyses.items()},
         race=race,
+        kubernetes=(facts.run.get("kubernetes") or {}).get("server"),
     )
 
 

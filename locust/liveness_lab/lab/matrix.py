@@ -10,6 +10,7 @@ import base64
 import html
 import json
 import math
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +37,12 @@ class Row:
     runs: list[tuple[Path, judge.Judgement]]  # (folder, judgement), in folder order
     plot: Path | None
     seconds: list[int]
+    kubernetes: str | None = None  # the release its runs ran on: a folder's runs of one scenario on two are two rows
+
+    @property
+    def key(self) -> str:
+        """The row's name in files: the scenario, and the release when its runs recorded one."""
+        return f"{self.name}-{self.kubernetes}" if self.kubernetes else self.name
 
     @property
     def held(self) -> int:
@@ -102,6 +109,11 @@ def stack(s: Scenario | None, j: judge.Judgement) -> str:
     return " and ".join(found) or "?"
 
 
+def where(row: Row) -> str:
+    """The row's stack, and the Kubernetes release its runs ran on when they recorded it."""
+    return stack(row.scenario, row.runs[0][1]) + (f", Kubernetes {row.kubernetes}" if row.kubernetes else "")
+
+
 # The figures a scenario of the storms (actions, throttling, the back-off) adds, when its run has them.
 MORE_FIGURES = (
     ("firstKillAfterActionS", "first kill {:.0f} s after the first action"),
@@ -155,37 +167,41 @@ def missed(j: judge.Judgement) -> list[str]:
 
 def collect(folder: Path) -> list[Row]:
     folder = Path(folder)
-    found: dict[str, list] = {}
+    found: dict[tuple, list] = {}  # (scenario, release) -> its runs
     for path in sorted(folder.glob("*/lab.json")):
         j = judge.read(path.parent)
-        found.setdefault(j.scenario, []).append((path.parent, j))
+        found.setdefault((j.scenario, j.kubernetes), []).append((path.parent, j))
     try:
         catalogue = {s.name: s for s in load_catalogue(CATALOGUE)}
     except ValueError:  # a broken file must not cost the matrix of what ran
         catalogue = {}
-    order = list(catalogue) + sorted(set(found) - set(catalogue))
+    names = {name for name, _ in found}
+    order = list(catalogue) + sorted(names - set(catalogue))
     rows = []
-    for name in order:
-        if name not in found:
-            continue
-        runs = sorted(found[name], key=lambda r: judge.repeat_index(r[0].name))
+    for name, release in sorted(found, key=lambda k: (order.index(k[0]), release_order(k[1]))):
+        runs = sorted(found[(name, release)], key=lambda r: judge.repeat_index(r[0].name))
         seconds = []
         for run_folder, _ in runs:
             timing = run_folder / "timing.json"
             if timing.exists():
                 seconds.append(int(json.loads(timing.read_text())["totalS"]))
-        rows.append(Row(name, catalogue.get(name), runs, None, seconds))
+        rows.append(Row(name, catalogue.get(name), runs, None, seconds, release))
     return rows
 
 
+def release_order(release: str | None) -> tuple:
+    """v1.35.8 before v1.36.4 before v1.38.0-beta.0 (numbers, not text); unrecorded first."""
+    return tuple(int(n) for n in re.findall(r"\d+", release or "")[:3])
+
+
 def plot(row: Row, folder: Path) -> Path | None:
-    """The first run's small timeline, as matrix-<scenario>.png in the lab folder."""
+    """The first run's small timeline, as matrix-<scenario>[-<release>].png in the lab folder."""
     run_folder = row.runs[0][0]
     try:
         facts = run_facts(load_run(run_folder))
     except (OSError, ValueError, KeyError):
         return None
-    path = folder / f"matrix-{row.name}.png"
+    path = folder / f"matrix-{row.key}.png"
     plot_small(facts.analyses, facts.phases, path)
     return path
 
@@ -214,14 +230,14 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
         reports = " ".join(f"[{f.name}]({f.name}/report.html)" for f, _ in r.runs)
         image = f"![{r.name}]({r.plot.name})" if r.plot else "-"
         lines.append(
-            f"| {title} | {stack(s, r.runs[0][1])} | {s.setting if s else ''} | {predicted(s)} | {measured(r.runs[0][1])} | "
+            f"| {title} | {where(r)} | {s.setting if s else ''} | {predicted(s)} | {measured(r.runs[0][1])} | "
             f"{'; '.join([r.outcome(), *r.race()])} | {duration(r)} | {image} | {reports} |"
         )
     details = []
     for r in rows:
         notes = [m for _, j in r.runs for m in missed(j)]
         if notes or (r.scenario and r.scenario.measured):
-            details += ["", f"## {r.name}", ""]
+            details += ["", f"## {r.name}" + (f" on Kubernetes {r.kubernetes}" if r.kubernetes else ""), ""]
             details += [f"- {n}" for n in notes]
             if r.scenario and r.scenario.measured:
                 details.append(f"- measured before (scenario file): {r.scenario.measured}")
@@ -258,7 +274,7 @@ def render_html(rows: list[Row], folder: Path) -> str:
         parts.append(
             f"<tr><td title='{lesson}'><b>{esc(r.name)}</b><br>{esc(s.title if s else '')}<br><small>{esc(s.setting if s else '')}"
             f"</small><details><summary>lesson, sources</summary>{lesson}<br><small>{sources}</small></details></td>"
-            f"<td>{esc(stack(s, r.runs[0][1]))}</td><td>{esc(predicted(s))}</td>"
+            f"<td>{esc(where(r))}</td><td>{esc(predicted(s))}</td>"
             f"<td>{esc(measured(r.runs[0][1]))}{'<ul>' + notes + '</ul>' if notes else ''}</td>"
             f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b>{race}</td>"
             f"<td>{esc(duration(r))}</td>"

@@ -224,8 +224,18 @@ def run_line(result: Verdict, run: dict) -> str:
         f"Variants {', '.join(result.analyses)}; {run['users_per_variant']} users each at {run['rate_per_user']} req/s, "
         f"{requested_latency_ms(run):.0f} ms per request; ramp {p['ramp']} s, hold {p['hold']} s, quiet {p['quiet']} s; "
         f"started {datetime.fromtimestamp(result.phases.start, UTC):%Y-%m-%d %H:%M:%S} UTC "
-        f"({run.get('target', '')}, {run.get('cpus', '?')} CPUs, commit {run.get('commit', '?')})."
+        f"({run.get('target', '')}, {run.get('cpus', '?')} CPUs{kubernetes_words(run)}, commit {run.get('commit', '?')})."
     )
+
+
+def kubernetes_words(run: dict) -> str:
+    """ ", Kubernetes v1.37.0" (the API server; its kubelets too where they run another release), or nothing
+    for a run recorded before run.json kept it."""
+    k = run.get("kubernetes") or {}
+    if not k.get("server"):
+        return ""
+    others = [v for v in k.get("kubelets") or [] if v != k["server"]]
+    return f", Kubernetes {k['server']}" + (f" (kubelets {', '.join(others)})" if others else "")
 
 
 def settings_items(result: Verdict) -> Items:

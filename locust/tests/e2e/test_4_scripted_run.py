@@ -3,6 +3,7 @@ servlet; every prediction must hold; about 7 minutes), or with --no-lab a shorte
 verdict must be PASS. Either leaves restarts of the blocking pod for the Pods tab's test."""
 
 import json
+import re
 import time
 
 import pytest
@@ -39,6 +40,9 @@ def test_every_kill_is_the_thresholds_failures_in_a_row_by_the_kubelets_own_coun
     """The recorder read the kubelet's probe counter (kind's admin kubeconfig has nodes/proxy): for every
     liveness kill, the failed results since the last other result equal the probe's threshold, the
     countdown built from the events has the same kill, and every restart is that kill's own."""
+    # What the run ran on, for the lab's matrix per release (issue 50): the API server's release, the kubelets'.
+    k8s = json.loads((lab_out / scenario / "run.json").read_text())["kubernetes"]
+    assert re.fullmatch(r"v1\.\d+\.\d+\S*", k8s["server"]) and k8s["kubelets"] == [k8s["server"]], k8s
     found = json.loads((lab_out / scenario / "verdict.json").read_text())["variants"][variant]
     assert found["probeCounter"] == "read", found["probeCounter"]
     checks = found["killChecks"]
