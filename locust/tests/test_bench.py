@@ -432,6 +432,11 @@ def test_the_report_of_a_recorded_run(tmp_path):
     table = (out / "table.md").read_text()
     assert table.startswith("machine: 2 CPUs")
     assert "| reactive | 100 ms | 100 | 1,000 | 1,000 | 100.0% |" in table
+    # The copy kept no profile: none is linked; one that is there is.
+    assert "[top frames]" not in table
+    (out / "profile-reactive-100-100.txt").write_text("hot frames\n")
+    bench_report.main(out)
+    assert (out / "table.md").read_text().count("[top frames](profile-reactive-100-100.txt)") == 1
 
 
 def test_the_floor_table_holds_each_mode_against_the_floor_of_its_scenario(tmp_path):

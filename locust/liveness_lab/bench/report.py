@@ -475,6 +475,9 @@ def main(out):
     results = out / "results.jsonl"
     runs = [json.loads(line) for line in results.read_text().splitlines() if line.strip()] if results.exists() else []
     rows = [figures(run) for run in runs]
+    for r in rows:  # link only the profiles that are there (a copy of the run may leave them out)
+        if r["profile"] and not (out / r["profile"]).exists():
+            r["profile"] = None
     machine = (out / "machine.txt").read_text().splitlines() if (out / "machine.txt").exists() else []
     if rows:  # a --soak run has none
         (out / "table.md").write_text(table(rows, machine))
