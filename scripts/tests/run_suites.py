@@ -105,9 +105,9 @@ def main(test_sh: str, logs: str, *args: str) -> int:
             print(f"error: unknown suite '{arg}'\n  fix: choose from: {' '.join(SUITES)} all (scripts/test.sh --help)", file=sys.stderr)
             return 1
         suites += SUITES if arg == "all" else [arg]
-    suites = list(dict.fromkeys(suites))
+    suites = list(dict.fromkeys(suites)) or SUITES
     Path(logs).mkdir(parents=True, exist_ok=True)
-    beside, ordered = plan(suites or SUITES, os.environ.get("LIVENESS_LAB_TEST_SERIAL") == "1")
+    beside, ordered = plan(suites, os.environ.get("LIVENESS_LAB_TEST_SERIAL") == "1")
     ended = {}
     background = Suite(test_sh, Path(logs), beside, beside=", ".join(s for s in ordered if s not in CLUSTER_SUITES)) if beside else None
     for suite in ordered:
@@ -117,7 +117,7 @@ def main(test_sh: str, logs: str, *args: str) -> int:
     if background:
         ended[beside] = background.end()
     passed, failed, skipped = (sum(r[i] for r in ended.values()) for i in range(3))
-    failed_suites = [suite for suite in suites or SUITES if not ended[suite][3]]
+    failed_suites = [suite for suite in suites if not ended[suite][3]]
     if failed_suites:
         print("failed suites: " + " ".join(failed_suites))
     print(f"{passed} passed, {failed} failed" + (f" ({skipped} skipped)" if skipped else ""))
