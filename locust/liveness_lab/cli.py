@@ -73,10 +73,11 @@ Progress lines go to stderr and to <out>/run.log; the summary to stdout.
 LAB = """\
 The lab (issue 13): runs the scenario catalogue in locust/liveness_lab/lab/scenarios/ (one YAML file per probe lesson: a
 chart values overlay, the variants to swarm, the load, the predicted outcome) on the kind cluster that
-scripts/cluster-up.sh brought up, and writes one matrix. Per scenario: helm upgrade the release with its
-own values plus the scenario's overlay, wait until the swarmed variants run fresh pods, Ready and settled,
-run the scripted demo with the scenario's load (in this process, under the lab's cluster lock), judge
-the run against the prediction, restore the release (helm rollback to the revision before), go on. A
+scripts/cluster-up.sh brought up, and writes one matrix. Per scenario: wait for a quiet machine (its
+CPUs under 50 % busy over 5 s, at most 3 minutes), helm upgrade the release with its own values plus the
+scenario's overlay, wait until the swarmed variants run fresh pods, Ready and settled, run the scripted
+demo with the scenario's load (in this process, under the lab's cluster lock), judge the run against the
+prediction, restore the release (helm rollback to the revision before), go on. A
 scenario's race (a lesson that holds in some runs only: cascade, cold-scale-out, cpu-throttled-heavy) is
 judged and counted, not required of a run: the matrix gives its share of runs held and its interval.
 Writes reports/lab-<timestamp>/: <scenario>[-<i>]/ (the demo's report, lab.json, judgement.txt,

@@ -326,3 +326,45 @@ def test_the_tcp_probe_run_records_its_probe_kind_and_fails_the_demos_own_claim(
     assert live.kind == "tcpSocket" and live.describe() == "tcpSocket http, every 5 s, timeout 1 s, 3 failures"
     # demo.sh's claim (blocking is restarted) does not hold here; the scenario's prediction does.
     assert verdict.judge(data).verdict == "FAIL"
+
+
+def test_the_lab_waits_for_a_quiet_machine_by_the_mean_of_its_last_seconds_not_by_one():
+    from liveness_lab.lab import runner
+
+    assert runner.quiet_after([0.2] * 5) == 5  # quiet at once: the window's five seconds
+    # one quiet second among busy ones is not quiet; three of the last five are
+    assert runner.quiet_after([1.0] * 4 + [0.1] + [1.0] * 4 + [0.1] * 5) == 12
+    assert runner.quiet_after([0.9] * 200) is None
+    assert runner.quiet_after([0.5] * 5) is None  # under, not at
+
+
+def test_before_an_upgrade_the_lab_reads_the_machines_cpu_in_the_kind_node_of_the_release(tmp_path):
+    from liveness_lab.lab import runner
+
+    docker = tmp_path / "docker"
+    # inspect: the node is a kind node; exec: /proc/stat's first line, 3 s at 100 % busy, then 6 at 10 %.
+    stat = "\n".join(
+        f"echo 'cpu  {b} 0 0 {i} 0 0 0 0 0 0'"
+        for b, i in [(0, 0), (100, 0), (200, 0), (300, 0), *[(300 + 10 * k, 90 * k) for k in range(1, 7)]]
+    )
+    docker.write_text(
+        "#!/bin/sh\n"
+        'case "$1 $2" in\n'
+        '  "inspect --format") [ "$4" = kind-worker ] && echo liveness-lab && exit 0; exit 1 ;;\n'
+        f'  "exec kind-worker") {stat.replace(chr(10), "; ")} ;;\n'
+        "  *) exit 9 ;;\n"
+        "esac\n"
+    )
+    docker.chmod(0o755)
+
+    class Api:
+        def pods(self):
+            return {"items": [{"spec": {"nodeName": "kind-worker"}}, {"spec": {}}]}
+
+    lab = runner.Lab(runner.LabOptions())
+    lab.api = Api()
+    assert lab.machine_node(str(docker)) == "kind-worker"
+    assert lab.wait_quiet(str(docker)) < 5  # the samples came at once: quiet at the eighth
+    lab.api.pods = lambda: {"items": [{"spec": {"nodeName": "elsewhere"}}]}
+    assert lab.machine_node(str(docker)) is None  # not a kind node this Docker reaches: no wait
+    assert lab.wait_quiet(str(docker)) == 0.0

@@ -1,5 +1,5 @@
 """The lab's run over the cluster (``python -m liveness_lab lab``, what ``scripts/lab.sh`` runs): per
-scenario, helm upgrade the release with its own values plus the scenario's overlay, wait until the
+scenario, wait for a quiet machine (QUIET_BUSY), helm upgrade the release with its own values plus the scenario's overlay, wait until the
 swarmed variants run fresh pods, Ready and settled, run the scripted demo in this process (under the
 lab's cluster lock) while the scenario's actions change the release at their times (lab.actions), put
 back what the actions changed, judge the run against the prediction (lab.judge), restore the release
@@ -11,7 +11,10 @@ cluster up); in a run of the whole catalogue it is skipped, saying so.
 
 import json
 import os
+import queue
 import time
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +28,7 @@ from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV
 from liveness_lab.demo import release as rel
 from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_name
 from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
+from liveness_lab.report.recorder import MachineCpu, kind_node_container
 
 from . import catalogue, judge, kubelet, matrix
 from .actions import ActionRunner
@@ -33,6 +37,25 @@ EXIT = {judge.HELD: HELD, judge.NOT_HELD: NOT_HELD, judge.CANNOT_TELL: CANNOT_TE
 # A scenario run takes its load's own time and at most this much more (upgrade, settling, report,
 # rollback), for the lock's expiry.
 SCENARIO_OVERHEAD_S = 600
+
+
+# Before each scenario's upgrade the lab waits for the machine's CPUs to quiet down: the mean of the last
+# QUIET_WINDOW one-second samples under QUIET_BUSY, for at most QUIET_MAX_S. A rollback's --wait ends when
+# the restored pods are Ready, while their JVMs still compile and the scenario's pods drain; a pod without
+# a startup probe started among them (cold-scale-out's one pod, whose liveness allows its JVM 15 s) was
+# killed in its preparation and never Ready (2026-11-28).
+QUIET_BUSY, QUIET_WINDOW, QUIET_MAX_S = 0.5, 5, 180
+
+
+def quiet_after(samples: Iterable[float], window: int = QUIET_WINDOW, busy: float = QUIET_BUSY) -> int | None:
+    """How many SAMPLES (the machine's busy share, one a second) went by until the mean of the last WINDOW
+    was under BUSY; None when it never was."""
+    recent: deque[float] = deque(maxlen=window)
+    for seen, sample in enumerate(samples, 1):
+        recent.append(sample)
+        if len(recent) == window and sum(recent) / window < busy:
+            return seen
+    return None
 
 
 def scenario_max_s(scenario: Scenario) -> int:
@@ -202,8 +225,43 @@ class Lab:
                 LOG.info("%s: %s pod(s) from before the upgrade: rolling them out again", v, len(stale))
                 self.api.restart_deployment(f"{self.api.release}-{v}")
 
+    def machine_node(self, docker: str = "docker") -> str | None:
+        """A kind node container of the release's pods, where the Docker machine's CPU is read; None on a
+        cluster that is not kind on this Docker."""
+        nodes = {(p.get("spec") or {}).get("nodeName") for p in self.api.pods().get("items", [])} - {None, ""}
+        return next((n for n in sorted(nodes) if kind_node_container(n, docker)), None)
+
+    def wait_quiet(self, docker: str = "docker") -> float:
+        """Until the machine's CPUs are quiet (quiet_after), at most QUIET_MAX_S; the seconds waited."""
+        node = self.machine_node(docker)
+        if node is None:
+            return 0.0
+        started, samples = time.time(), queue.Queue()
+        cpu = MachineCpu(node, samples.put, docker=docker)
+
+        def read():
+            while time.time() - started < QUIET_MAX_S:
+                try:
+                    yield samples.get(timeout=5)
+                except queue.Empty:
+                    return
+
+        try:
+            seen = quiet_after(read())
+        finally:
+            cpu.stop()
+        waited = time.time() - started
+        if seen is None:
+            LOG.warning("the machine's CPUs were still over %d %% busy after %.0f s: going on", QUIET_BUSY * 100, waited)
+        elif seen > QUIET_WINDOW:
+            LOG.info(
+                "waited %.0f s for the machine's CPUs to be under %d %% busy (%s s on average)", waited, QUIET_BUSY * 100, QUIET_WINDOW
+            )
+        return waited
+
     def run_scenario(self, scenario: Scenario, folder: Path) -> int:
         folder.mkdir(parents=True, exist_ok=True)
+        quiet_s = self.wait_quiet()
         overlay = folder / "values-overlay.yaml"
         with open(overlay, "w") as f:
             f.write(f"# scenario {scenario.name}: {scenario.setting or scenario.title}\n")
@@ -271,7 +329,13 @@ class Lab:
             LOG.info("    %s", line)
         self.restore()
         t3 = time.time()
-        timing = {"prepareS": round(t1 - t0), "runS": round(t2 - t1), "restoreS": round(t3 - t2), "totalS": round(t3 - t0)}
+        timing = {
+            "quietS": round(quiet_s),
+            "prepareS": round(t1 - t0),
+            "runS": round(t2 - t1),
+            "restoreS": round(t3 - t2),
+            "totalS": round(t3 - t0),
+        }
         (folder / "timing.json").write_text(json.dumps(timing) + "\n")
         LOG.info(
             "%s: %s (%s s: prepare %s, run %s, restore %s)",
