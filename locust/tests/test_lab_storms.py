@@ -61,20 +61,21 @@ def test_a_dependency_in_liveness_run_of_the_old_scenario_fails_the_prediction_d
 
 
 def test_the_crash_scenario_holds_on_its_recorded_run_one_liveness_kill_per_pod_and_ready_within_12_s():
-    # A run of the scenario as it is since 2026-11-28 (the downstream stopped like a crash, back at +110 s).
+    # A run of the scenario as it is since 2026-11-29 (the downstream stopped like a crash, back at +110 s;
+    # one replica of each variant).
     result = judge.judge_scenario(scenario("dependency-in-liveness"), FIXTURES / "lab-dependency-crash")
     got = lines(result)
     assert result.outcome == judge.HELD, result.text()
-    assert got["reactive", "restarts"].measured.startswith("2 (8n2v6 1, rbd75 1;")
-    assert got["reactive", "kill_timing"].measured == "11.6 s after it" and got["virtual", "kill_timing"].measured == "13.6 s after it"
-    assert got["reactive", "recovery_after_actions"].measured == "all Ready 2 s after it"
-    assert result.figures["reactive"]["causes"] == {"liveness": 2}
+    assert got["reactive", "restarts"].measured.startswith("1 (hcfzs 1;")
+    assert got["reactive", "kill_timing"].measured == "11.2 s after it" and got["virtual", "kill_timing"].measured == "11.2 s after it"
+    assert got["reactive", "recovery_after_actions"].measured == "all Ready 1 s after it"
+    assert result.figures["reactive"]["causes"] == {"liveness": 1}
 
 
 def test_the_crash_scenario_not_held_against_other_counts_and_cannot_tell_without_the_return(tmp_path):
     folder = FIXTURES / "lab-dependency-crash"
     assert line(folder, "reactive", "restarts", 4).held is False
-    assert line(folder, "virtual", "recovery_after_actions", "<=1").held is False
+    assert line(folder, "virtual", "recovery_after_actions", "<=0").held is False
     unfinished = copy(tmp_path, "lab-dependency-crash", drop={"action-done"})
     assert judge.judge_scenario(scenario("dependency-in-liveness"), unfinished).outcome == judge.CANNOT_TELL
 
@@ -268,10 +269,10 @@ def test_the_pods_a_scale_out_added_are_the_runs_own_but_without_its_action_a_di
 
 
 def test_the_spread_of_the_first_kills_over_the_pods_of_a_variant(tmp_path):
-    # The crash run: both reactive pods killed by liveness 11.6 s after the crash, within a second or two.
-    held = line(FIXTURES / "lab-dependency-crash", "reactive", "first_kills_spread_s", "<=60")
-    assert held.held and held.measured == "4 s between the first kills of 2 of 2 pod(s)", held.measured
-    assert not line(FIXTURES / "lab-dependency-crash", "reactive", "first_kills_spread_s", "<=3").held
+    # The pool run dry: both reactive pods killed by liveness, 5 s apart (the bound is inclusive).
+    held = line(FIXTURES / "lab-pool-in-liveness", "reactive", "first_kills_spread_s", "<=5")
+    assert held.held and held.measured == "5 s between the first kills of 2 of 2 pod(s)", held.measured
+    assert not line(FIXTURES / "lab-pool-in-liveness", "reactive", "first_kills_spread_s", "<=4").held
     # No kill at all: all pods killed close together did not happen (not a "cannot tell").
     none = line(FIXTURES / "lab-baseline", "reactive", "first_kills_spread_s", "<=60")
     assert (none.state, none.measured) == ("not held", "no liveness kill")
