@@ -364,7 +364,7 @@ def test_before_an_upgrade_the_lab_reads_the_machines_cpu_in_the_kind_node_of_th
     lab = runner.Lab(runner.LabOptions())
     lab.api = Api()
     assert lab.machine_node(str(docker)) == "kind-worker"
-    assert lab.wait_quiet(str(docker)) < 5  # the samples came at once: quiet at the eighth
+    assert lab.wait_quiet(str(docker)) < 5  # the samples came at once: quiet at the sixth (1, 1, .1, .1, .1)
     lab.api.pods = lambda: {"items": [{"spec": {"nodeName": "elsewhere"}}]}
     assert lab.machine_node(str(docker)) is None  # not a kind node this Docker reaches: no wait
     assert lab.wait_quiet(str(docker)) == 0.0

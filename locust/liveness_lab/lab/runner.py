@@ -1,12 +1,13 @@
 """The lab's run over the cluster (``python -m liveness_lab lab``, what ``scripts/lab.sh`` runs): per
-scenario, wait for a quiet machine (QUIET_BUSY), helm upgrade the release with its own values plus the scenario's overlay, wait until the
-swarmed variants run fresh pods, Ready and settled, run the scripted demo in this process (under the
-lab's cluster lock) while the scenario's actions change the release at their times (lab.actions), put
-back what the actions changed, judge the run against the prediction (lab.judge), restore the release
-(helm rollback to the revision before); then the matrix. Ctrl-C, SIGTERM or an error restores the release
-first. A scenario that needs something of the kubelets (its `kubelet`, lab.kubelet) runs only on a cluster
-whose every node has it: asked for by name, it is refused otherwise (exit 3, saying how to bring such a
-cluster up); in a run of the whole catalogue it is skipped, saying so.
+scenario, wait for a quiet machine (QUIET_BUSY), helm upgrade the release with its own values plus the
+scenario's overlay, wait until the swarmed variants run fresh pods, Ready and settled, run the scripted
+demo in this process (under the lab's cluster lock) while the scenario's actions change the release at
+their times (lab.actions), put back what the actions changed, judge the run against the prediction
+(lab.judge), restore the release (helm rollback to the revision before); then the matrix. Ctrl-C,
+SIGTERM or an error restores the release first. A scenario that needs something of the kubelets (its
+`kubelet`, lab.kubelet) runs only on a cluster whose every node has it: asked for by name, it is refused
+otherwise (exit 3, saying how to bring such a cluster up); in a run of the whole catalogue it is
+skipped, saying so.
 """
 
 import json
