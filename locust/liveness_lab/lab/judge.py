@@ -90,6 +90,7 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
             "addedRestarts": None if added is None else sum(1 for r in a.pods.restarts if r.pod in added),
             "addedLivenessFailures": None if added is None else sum(1 for x in a.probes.liveness_failures if x.pod in added),
             "throttledPct": throttled_pct(a, facts.cpu.throttled),
+            "throttledPeakPct": throttled_pct(a, facts.cpu.throttled_peak),
             "readySharePct": ready_share(a),
             "longestNotReadyS": longest_not_ready(a),
             "longestRestartWaitS": longest_restart_wait(a),
@@ -116,7 +117,14 @@ def evidence(a: VariantAnalysis, run: dict, facts: RunFacts) -> Evidence:
     throttling and the virtual-thread scheduler as read."""
     elapsed = a.phases.end - a.phases.start
     return Evidence(
-        a, run, live=False, elapsed=elapsed, actions=facts.actions, throttled=facts.cpu.throttled, scheduler=facts.schedulers.get(a.variant)
+        a,
+        run,
+        live=False,
+        elapsed=elapsed,
+        actions=facts.actions,
+        throttled=facts.cpu.throttled,
+        throttled_peak=facts.cpu.throttled_peak,
+        scheduler=facts.schedulers.get(a.variant),
     )
 
 

@@ -41,6 +41,10 @@ from .settings import VariantSettings, run_settings
 # CPU starvation hints: the machine this busy during the hold, or the non-blocking pods throttled this often.
 BUSY_WARN = 0.90
 THROTTLE_WARN = 0.25
+# A recorder interval (cAdvisor's counters, read every 15 s) counts toward a pod's most throttled one when
+# the pod ran in at least this many CFS periods of it (of 150): a mostly idle interval's few periods say
+# little of what its quota did to the work.
+PEAK_MIN_PERIODS = 50
 # This many failed reads of the API (about one a second) and the timeline has holes: no verdict.
 API_ERRORS_DISTURBED = 5
 # The reactive median may exceed the requested latency by this factor before we call it starved.
@@ -861,8 +865,9 @@ def first_kills_spread(a: VariantAnalysis) -> float | None:
 
 
 def throttled_pct(a: VariantAnalysis, throttled: dict[str, float]) -> float | None:
-    """Percent of CFS periods throttled over the run, the variant's most throttled pod; None when the
-    recorder could not read the kubelet's counters."""
+    """Percent of CFS periods throttled over the run (or, given CpuCheck.throttled_peak, in the most
+    throttled interval), the variant's most throttled pod; None when the recorder could not read the
+    kubelet's counters."""
     found = [share for pod, share in throttled.items() if pod in a.pods.pods]
     return round(100 * max(found), 1) if found else None
 
@@ -875,23 +880,47 @@ class CpuCheck:
     warnings: list[str]
     throttled: dict[str, float]
     machine_warnings: list[str] = field(default_factory=list)  # those of warnings about the machine's busy share
+    throttled_peak: dict[str, float] = field(default_factory=dict)  # per pod, its most throttled interval's share
 
     @property
     def starved(self) -> bool:
         return bool(self.warnings)
 
 
-def throttled_share(throttles: list[dict]) -> dict[str, float]:
-    """Per pod, the share of CFS periods throttled, summed over consecutive samples; a restarted
-    container starts its counters again from 0."""
-    hits, periods = {}, {}
+def throttle_intervals(throttles: list[dict]):
+    """(pod, periods throttled, periods) of each pod between each two consecutive samples; a restarted
+    container starts its counters again from 0, so the interval then counts the new container from its
+    start."""
     for before, after in zip(throttles, throttles[1:], strict=False):
         for pod, m in after["pods"].items():
             prev = before["pods"].get(pod, {})
-            for key, acc in (("container_cpu_cfs_throttled_periods_total", hits), ("container_cpu_cfs_periods_total", periods)):
-                cur, old = m.get(key, 0.0), prev.get(key, 0.0)
-                acc[pod] = acc.get(pod, 0.0) + (cur - old if cur >= old else cur)
-    return {pod: hits.get(pod, 0.0) / n for pod, n in periods.items() if n > 0}
+            hits, periods = (
+                cur - old if cur >= old else cur
+                for cur, old in (
+                    (m.get(key, 0.0), prev.get(key, 0.0))
+                    for key in ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total")
+                )
+            )
+            yield pod, hits, periods
+
+
+def throttled_share(throttles: list[dict]) -> dict[str, float]:
+    """Per pod, the share of CFS periods throttled, summed over consecutive samples."""
+    hits, periods = {}, {}
+    for pod, h, n in throttle_intervals(throttles):
+        hits[pod], periods[pod] = hits.get(pod, 0.0) + h, periods.get(pod, 0.0) + n
+    return {pod: hits[pod] / n for pod, n in periods.items() if n > 0}
+
+
+def throttled_peak(throttles: list[dict]) -> dict[str, float]:
+    """Per pod, the share of CFS periods throttled in its most throttled interval between two consecutive
+    samples in which it ran at least PEAK_MIN_PERIODS periods: a JVM starved while it warms up, though
+    throttled in few periods once warm."""
+    peak: dict[str, float] = {}
+    for pod, h, n in throttle_intervals(throttles):
+        if n >= PEAK_MIN_PERIODS:
+            peak[pod] = max(peak.get(pod, 0.0), h / n)
+    return peak
 
 
 def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis], latency_ms: float) -> CpuCheck:
@@ -910,9 +939,9 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
         why = next((r["message"] for r in timeline if r["kind"] == "error" and r.get("what") == "cpu"), None)
         notes.append(f"machine CPU: no samples{f' ({why})' if why else ''}")
     machine = list(warnings)
-    throttled = {}
+    throttled, peak = {}, {}
     if len(throttles) >= 2:
-        throttled = throttled_share(throttles)
+        throttled, peak = throttled_share(throttles), throttled_peak(throttles)
         notes.append(
             "CFS throttling per pod over the run: " + (", ".join(f"{p} {r:.0%}" for p, r in sorted(throttled.items())) or "no data")
         )
@@ -937,7 +966,7 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
                     f"{v} median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the "
                     "pod was short of CPU"
                 )
-    return CpuCheck(notes, warnings, throttled, machine)
+    return CpuCheck(notes, warnings, throttled, machine, peak)
 
 
 def made_by_actions(history: PodHistory, variant: str, actions: list[RecordedAction]) -> list[str]:
