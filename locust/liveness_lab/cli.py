@@ -162,10 +162,11 @@ def nonempty(text: str) -> str:
 
 BENCH = """\
 Benchmark: every mode of the service against Little's law, side by side in one run (docs/benchmark.md).
-Starts every mode of the variant table (chart/values.yaml), each in its own JVM on 127.0.0.1 with the
-same heap and one CPU (taskset + -XX:ActiveProcessorCount=1, 4 event loops), puts the load generator
-(vegeta, open loop, constant rate) on the other CPU, warms each mode up the same way, and offers each
-scenario to each mode in turn: latency L, concurrency C, rate C/L, each run recorded by JFR. Writes
+Runs every mode of the variant table (chart/values.yaml) in turn, each in its own JVM on 127.0.0.1,
+alone, with the same heap (5 GiB, 4 of it young) and one CPU (taskset + -XX:ActiveProcessorCount=1, 4
+event loops), puts the load generator (open loop, constant rate) on the other CPU, warms each mode up
+the same way, and offers it each scenario: latency L, concurrency C, rate C/L, each run recorded by
+JFR. Needs about 6 GiB of free memory. Writes
 reports/bench-<timestamp>/ (results.jsonl, table.md, cpu.md, memory.md, chart.png, machine.txt,
 profile-*.jfr and the hottest methods of each in profile-*.txt, logs/). With --memory, instead of the
 scenarios: the heap each mode holds per waiting request (requests-memory.md, the class histograms and

@@ -465,14 +465,46 @@ def test_the_floor_table_holds_each_mode_against_the_floor_of_its_scenario(tmp_p
     assert "| reactive | 1000 ms" not in (out / "floor.md").read_text()
 
 
-def test_each_jvm_starts_only_once_the_one_before_is_ready():
-    """Eight JVMs started at once on the services' one CPU: the first was not ready after 120 s."""
-    b = bench.Bench(bench.BenchOptions(), None)
+def test_each_jvm_runs_alone_started_once_the_one_before_is_stopped(tmp_path, monkeypatch):
+    """Eight JVMs started at once on the services' one CPU: the first was not ready after 120 s; and each
+    holds a heap of HEAP, one at a time. A measurement that fails still stops its JVM."""
+    b = bench.Bench(bench.BenchOptions(scenarios=scenarios("1000:100")), None)
+    b.out = tmp_path
     events = []
     b.start = lambda t: events.append(("start", t))
     b.await_ready = lambda t: events.append(("ready", t))
-    b.start_each_when_the_last_is_ready(["blocking", "reactive", "servlet"])
-    assert events == [(e, t) for t in ("blocking", "reactive", "servlet") for e in ("start", "ready")]
+    b.stop = lambda t: events.append(("stop", t))
+    b.measure_one = lambda t, runs, idle: events.append(("measure", t, len(runs), idle))
+    b.machine = lambda ts, baseline: ""
+    monkeypatch.setattr(bench_report, "main", lambda out: None)
+    blocking, reactive = (bench.Target(m, 19080 + i, REPO / "service.jar") for i, m in enumerate(("blocking", "reactive")))
+    b.measure([blocking, reactive], ["blocking", "reactive"], None)
+    assert events == [e for t in (blocking, reactive) for e in (("start", t), ("ready", t), ("measure", t, 1, 10000), ("stop", t))]
+    events.clear()
+
+    def fail(t, runs, idle):
+        raise SetupError("the client failed", "see its log")
+
+    b.measure_one = fail
+    with pytest.raises(SetupError):
+        b.measure([reactive, blocking], ["reactive", "blocking"], None)
+    assert events == [("start", reactive), ("ready", reactive), ("stop", reactive)]
+
+
+def test_a_machine_without_the_memory_for_one_heap_is_refused_before_a_jvm_starts(tmp_path):
+    (tmp_path / "jdk" / "bin").mkdir(parents=True)
+    (tmp_path / "jdk" / "bin" / "jcmd").write_text("")
+    vegeta = tmp_path / "vegeta"
+    vegeta.write_text("#!/bin/sh\n")
+    vegeta.chmod(0o755)
+    b = bench.Bench(bench.BenchOptions(), None, environ={"JAVA_HOME": str(tmp_path / "jdk"), "LIVENESS_LAB_VEGETA": str(vegeta)})
+    b.meminfo = tmp_path / "meminfo"
+    b.meminfo.write_text("MemTotal:       24683276 kB\nMemAvailable:    4194304 kB\n")
+    with pytest.raises(SetupError) as refused:
+        b.check_host()
+    assert "4.0 GiB of memory available" in str(refused.value) and "scripts/cluster-down.sh" in refused.value.fix
+    b.meminfo.write_text("MemTotal:       24683276 kB\nMemAvailable:   20971520 kB\n")
+    b.check_host()
 
 
 # --- --memory: heap per waiting request (bench/heap.py) ------------------------------------------------

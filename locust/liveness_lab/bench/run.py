@@ -44,13 +44,19 @@ from liveness_lab.base.exits import SetupError
 DEFAULT_SCENARIOS = "1000:100,1000:1000,1000:5000,1000:10000,100:1000"
 QUICK_SCENARIOS = "1000:100,100:100"
 EVENT_LOOPS = 4
-# The young generation holds most of the heap: at L = 1 s every request in flight is alive at a young
-# collection unless eden takes several seconds of allocation to fill. With 512 MiB and the serial
-# collector's default third for the young generation, eden filled every 1.2 s at 5,000 req/s, each
-# collection copied the requests in flight (250-370 ms pauses), survivors overflowed into the old
-# generation and a full GC followed every 5 s; with 768 of 1,024 MiB young, collections came every 5-6 s
-# and took 1-4 % of the CPU (issue 15).
-HEAP, YOUNG = "1g", "768m"
+# The heap of every mode, the same for all (issue 49), sized from what a request in flight holds
+# (`--memory`, docs/benchmark.md, 2026-11-28): up to 107 KiB on Tomcat (servlet-virtual), 9.9 on Reactor
+# Netty. The serial collector (the JVM's pick on one CPU) copies every request still in flight into a
+# survivor space at each young collection; what does not fit goes to the old generation, which fills and
+# ends in full collections (with 1 GiB, 768 MiB young: servlet-async at C = 5,000 stopped 16.6 s of a 33 s
+# run, reactive at 10,000 15.0 s). So a survivor space of 1 GiB holds 9,800 Tomcat requests: the 5,000 in
+# flight of the goal's C = 5,000 at L = 1 s, and as many again that an open-loop client sends while answers
+# are late (reactive's 10,000 take 97 MiB); eden 2 GiB, so a young collection comes every few seconds, not
+# every second, and most requests are answered before it; the old generation 1 GiB, 25 times the idle
+# live set (20-40 MiB). One JVM runs at a time (Bench.running), so the machine holds one such heap.
+HEAP, YOUNG, SURVIVOR_RATIO = "5g", "4g", 2
+# What a bench needs free: the heap, the JVM's own memory beside it, the open-loop client's 512 MiB heap.
+NEED_MEMORY_GIB = 6
 # Ports: 19080, 19081, ... in the variant table's order of modes; 19180, ... for the baseline's build;
 # 19079 for the floor.
 PORT_BASE, BASELINE_PORT_BASE, FLOOR_PORT = 19080, 19180, 19079
@@ -453,6 +459,7 @@ class Bench:
         self.pids: dict[str, int] = {}
         self.warmup_s = QUICK_WARMUP_S if opts.quick else WARMUP_S
         self.progress = self.task = None
+        self.meminfo = Path("/proc/meminfo")
 
     # Set-up ------------------------------------------------------------------------------------------
 
@@ -483,6 +490,13 @@ class Bench:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard) if hard != resource.RLIM_INFINITY else want, hard))
                 break
         self.max_fds = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        available, need = status_field_meminfo("MemAvailable", self.meminfo), NEED_MEMORY_GIB * 1048576
+        if available and available < need:
+            raise SetupError(
+                f"{available / 1048576:.1f} GiB of memory available: each mode's JVM takes a heap of {HEAP} (one at a time) and the "
+                f"load generator its own, about {NEED_MEMORY_GIB} GiB",
+                "stop what holds the memory (a kind cluster: scripts/cluster-down.sh), or run on a machine with more",
+            )
         if self.opts.memory and max(self.opts.held) + 500 > self.max_fds:
             raise SetupError(
                 f"--held {max(self.opts.held):,}: the holder needs a file descriptor per connection, and the limit is {self.max_fds:,}",
@@ -578,6 +592,7 @@ class Bench:
             f"-Xms{HEAP}",
             f"-Xmx{HEAP}",
             f"-Xmn{YOUNG}",
+            f"-XX:SurvivorRatio={SURVIVOR_RATIO}",
             f"-Dreactor.netty.ioWorkerCount={EVENT_LOOPS}",
             *(MEMORY_JVM if self.opts.memory else []),
             *(a for a in self.opts.service_args if a.startswith(JVM_FLAG)),
@@ -604,13 +619,18 @@ class Bench:
         self.procs.append(proc)
         self.pids[t.name] = proc.pid
 
-    def start_each_when_the_last_is_ready(self, ts: list[Target]) -> None:
-        """One JVM at a time on the services' CPU: eight Spring Boot JVMs started at once there (the seven
-        modes and the floor) shared one CPU for their start-ups, and the first was still not ready after
-        120 s (2026-11-27); one by one each is ready in seconds."""
-        for t in ts:
-            self.start(t)
-            self.await_ready(t)
+    @contextlib.contextmanager
+    def running(self, t: Target):
+        """T's JVM alone on the services' CPU, from its start until it is ready, then stopped when its
+        measurements are done: one JVM at a time, so every mode gets the whole CPU for its start-up (eight
+        Spring Boot JVMs started at once on one CPU: the first was not ready after 120 s, 2026-11-27) and
+        the machine's memory holds one heap at a time (HEAP)."""
+        self.start(t)
+        self.await_ready(t)
+        try:
+            yield
+        finally:
+            self.stop(t)
 
     def await_ready(self, t: Target, limit_s: int = 120) -> None:
         deadline = time.time() + limit_s
@@ -624,6 +644,16 @@ class Bench:
                         return
             time.sleep(1)
         raise SetupError(f"{t.label} did not get ready in {limit_s} s", f"see {self.logs / f'service-{t.name}.log'}")
+
+    def stop(self, t: Target) -> None:
+        proc = next(p for p in self.procs if p.pid == self.pids[t.name])
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
     def stop_all(self) -> None:
         """Every process the bench started (JVMs, attacks, the holder) that still runs."""
@@ -1185,7 +1215,7 @@ class Bench:
             f"date: {datetime.now(UTC):%Y-%m-%dT%H:%MZ}",
             f"java: {java[0] if java else '?'}",
             f"client: {self.opts.client}; vegeta: {self.versions.get('VEGETA_VERSION')}; service: "
-            f"{self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}); "
+            f"{self.versions.get('SERVICE_VERSION')}; heap {HEAP} (young {YOUNG}, survivor ratio {SURVIVOR_RATIO}); "
             f"{EVENT_LOOPS} event loops; 1 CPU per JVM; warm-up {self.warmup_s}s from {WARMUP_WORKERS} keep-alive clients + "
             f"{self.warmup_s // 2}s new connections",
         ]
@@ -1246,8 +1276,6 @@ class Bench:
         from . import report as bench_report
 
         o, out = self.opts, self.out
-        self.start_each_when_the_last_is_ready(ts)
-        LOG.info("ready: %s", ", ".join(t.label for t in ts))
         runs = [s for s in o.scenarios] if not (o.soak or o.memory) else []
         idle = o.idle_connections if not (o.soak or o.memory) else 0
         steps = (
@@ -1257,48 +1285,14 @@ class Bench:
             + len(runs) * len(ts)
         )
         self.start_progress(steps)
+        for name, on in (("soak.jsonl", o.soak), ("requests-memory.jsonl", o.memory), ("memory.jsonl", idle), ("results.jsonl", runs)):
+            if on:
+                (out / name).write_text("")
         try:
             for t in ts:
-                LOG.info(
-                    "warm-up of %s: %ss of 1 ms requests from %s keep-alive clients, %ss from 32 with a new connection each",
-                    t.label,
-                    self.warmup_s,
-                    WARMUP_WORKERS,
-                    self.warmup_s // 2,
-                )
-                self.warm_up(t)
-                self.advance()
-            if o.soak:
-                (out / "soak.jsonl").write_text("")
-                for t in [t for t in ts if not t.build]:
-                    for rate in SOAK_RATES:
-                        LOG.info("soak of %s: %s req/s of 1 s for %s min", t.label, rate, o.soak)
-                        append_json(out / "soak-results.jsonl", self.soak_phase(t, rate, o.soak))
-                        self.advance()
-            if o.memory:
-                (out / "requests-memory.jsonl").write_text("")
-                for t in ts:
-                    LOG.info("heap of %s waiting requests -> %s", ",".join(map(str, o.held)), t.label)
-                    # JFR's first recording in a JVM loads its classes: before the idle histogram, not in a hold's.
-                    self.jcmd(self.pids[t.name], "JFR.start", "name=first", "settings=profile", check=True)
-                    self.jcmd(self.pids[t.name], "JFR.stop", "name=first", check=True)
-                    for record in self.request_memory(t, self.histogram(self.pids[t.name], f"{t.name}-idle")):
-                        append_json(out / "requests-memory.jsonl", record)
-                    self.advance()
-            if idle:
-                (out / "memory.jsonl").write_text("")
-                for t in ts:
-                    LOG.info("memory of %s idle keep-alive connections -> %s", idle, t.label)
-                    append_json(out / "memory.jsonl", self.idle_memory(t))
-                    self.advance()
-            if runs:
-                (out / "results.jsonl").write_text("")
-            for s in runs:
-                for t in ts:
-                    LOG.info("L=%s ms C=%s (%s req/s offered) -> %s", s.latency_ms, s.concurrency, s.rate, t.label)
-                    append_json(out / "results.jsonl", self.run_one(t, s))
-                    self.advance()
-                    self.settle(ts)
+                with self.running(t):
+                    LOG.info("ready: %s", t.label)
+                    self.measure_one(t, runs, idle)
         finally:
             self.stop_progress()
         (out / "machine.txt").write_text(self.machine(ts, baseline))
@@ -1307,6 +1301,42 @@ class Bench:
         shown = [(out / name).read_text() for name in ("soak.md", "requests-memory.md", "table.md", "floor.md") if (out / name).is_file()]
         print("\n".join(shown), end="", flush=True)
         return 0
+
+    def measure_one(self, t: Target, runs: list[Scenario], idle: int) -> None:
+        """Every measurement of T's JVM, in the order the bench always took them: the warm-up, then the
+        soak, the held requests, the idle connections or the scenarios."""
+        o, out = self.opts, self.out
+        LOG.info(
+            "warm-up of %s: %ss of 1 ms requests from %s keep-alive clients, %ss from 32 with a new connection each",
+            t.label,
+            self.warmup_s,
+            WARMUP_WORKERS,
+            self.warmup_s // 2,
+        )
+        self.warm_up(t)
+        self.advance()
+        if o.soak and not t.build:
+            for rate in SOAK_RATES:
+                LOG.info("soak of %s: %s req/s of 1 s for %s min", t.label, rate, o.soak)
+                append_json(out / "soak-results.jsonl", self.soak_phase(t, rate, o.soak))
+                self.advance()
+        if o.memory:
+            LOG.info("heap of %s waiting requests -> %s", ",".join(map(str, o.held)), t.label)
+            # JFR's first recording in a JVM loads its classes: before the idle histogram, not in a hold's.
+            self.jcmd(self.pids[t.name], "JFR.start", "name=first", "settings=profile", check=True)
+            self.jcmd(self.pids[t.name], "JFR.stop", "name=first", check=True)
+            for record in self.request_memory(t, self.histogram(self.pids[t.name], f"{t.name}-idle")):
+                append_json(out / "requests-memory.jsonl", record)
+            self.advance()
+        if idle:
+            LOG.info("memory of %s idle keep-alive connections -> %s", idle, t.label)
+            append_json(out / "memory.jsonl", self.idle_memory(t))
+            self.advance()
+        for s in runs:
+            LOG.info("L=%s ms C=%s (%s req/s offered) -> %s", s.latency_ms, s.concurrency, s.rate, t.label)
+            append_json(out / "results.jsonl", self.run_one(t, s))
+            self.advance()
+            self.settle([t])
 
     def start_progress(self, steps: int) -> None:
         if self.console is not None and self.console.is_terminal:
@@ -1330,8 +1360,8 @@ class Bench:
             self.progress = None
 
 
-def status_field_meminfo(name: str) -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
+def status_field_meminfo(name: str, path: Path = Path("/proc/meminfo")) -> int:
+    for line in path.read_text().splitlines():
         if line.startswith(name + ":"):
             return int(line.split()[1])
     return 0
