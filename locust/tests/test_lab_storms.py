@@ -269,6 +269,40 @@ def test_the_most_throttled_interval_not_held_below_its_bound_and_not_measured_w
     assert line(folder, "reactive", "throttled_pct", ">=50").measured == "100 % of periods"
 
 
+# --- the collector's pauses before a kill (report/gc.py) -------------------------------------------------
+
+
+def planted_gc(tmp_path, share):
+    """The throttled run's fixture (reactive killed at +17.7 and +126.7 s) with each scrape of the pod
+    carrying a GC pause total that grows SHARE of the time from the load's start, and from 0 again in the
+    container after a kill; the run before the recorder read it has none."""
+    folder = copy(tmp_path, "lab-cpu-throttled-heavy")
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+    start = next(r["t"] for r in records if r["kind"] == "start")
+    born = {}
+    for r in records:
+        for pod, m in r.get("pods", {}).items() if r["kind"] == "metrics" else ():
+            if m["variant"] == "reactive":
+                since = born.setdefault((pod, m["restarts"]), max(m["t"], start))
+                m["gcPauseS"] = round(share * max(0.0, m["t"] - since), 3)
+    (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+def test_the_collectors_pauses_before_each_kill_held_against_a_bound_and_not_measured_without_the_totals(tmp_path):
+    folder = planted_gc(tmp_path, 0.6)
+    x = line(folder, "reactive", "gc_paused_before_kills_pct", ">=50")
+    assert x.held, x.text()
+    assert x.measured.startswith("60 % of the time stopped for GC before 2 of 2 kill(s)"), x.measured
+    assert line(folder, "reactive", "gc_paused_before_kills_pct", ">=70").held is False
+    assert line(planted_gc(tmp_path / "low", 0.1), "reactive", "gc_paused_before_kills_pct", ">=50").held is False
+    bare = line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "gc_paused_before_kills_pct", ">=50")
+    assert bare.held is None and bare.measured == "no two answered scrapes before any of 2 kill(s)"
+    # Not killed: the collector cannot be what killed it.
+    warm = line(FIXTURES / "lab-cpu-throttled-heavy-warm", "reactive", "gc_paused_before_kills_pct", ">=50")
+    assert warm.held is False and warm.measured == "no liveness kill"
+
+
 # --- cold pods in a scale-out: the new pods' restarts and probe failures ---------------------------------
 
 

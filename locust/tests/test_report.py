@@ -396,8 +396,12 @@ def test_the_recorder_reads_the_service_counters_of_every_mode_tag():
         'demo_work_latency_seconds_count{application="liveness-lab-service",mode="reactive"} 950\n'
         'demo_work_latency_seconds_count{application="liveness-lab-service",mode="other"} 2\n'
         'demo_work_latency_seconds_sum{application="liveness-lab-service",mode="reactive"} 951.2\n'
+        'jvm_gc_pause_seconds_count{action="end of minor GC",cause="Allocation Failure",gc="Copy"} 41\n'
+        'jvm_gc_pause_seconds_sum{action="end of minor GC",cause="Allocation Failure",gc="Copy"} 0.5125\n'
+        'jvm_gc_pause_seconds_sum{action="end of major GC",cause="Allocation Failure",gc="MarkSweepCompact"} 2.25\n'
+        'jvm_gc_pause_seconds_max{action="end of major GC",cause="Allocation Failure",gc="MarkSweepCompact"} 1.1\n'
     )
-    assert parse_service_metrics(text) == {"served": 952, "inFlight": 3}
+    assert parse_service_metrics(text) == {"served": 952, "inFlight": 3, "gcPauseS": 2.763}
     assert parse_service_metrics("# nothing here\n") == {}
 
 

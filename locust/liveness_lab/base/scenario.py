@@ -91,6 +91,9 @@ PREDICTIONS = {
     "the next one's start (startedAt): the restart back-off's (CrashLoopBackOff) wait, 0-1 s for a restart at once",
     "first_kills_spread_s": "a count: seconds from the variant's first liveness kill to the first liveness kill of the last of its "
     "pods to be killed (how close together its pods went: 0 with one pod killed)",
+    "gc_paused_before_kills_pct": "a count: the percent of time the pod's JVM was stopped for garbage collection in the liveness "
+    "probe's period x threshold before each of its liveness kills (as far as its scrapes answered), the lowest over the kills: "
+    "report/gc.py",
     "vthreads_queued": "a count: the most virtual threads waiting for a carrier in one reading of Boot's /actuator/info "
     "(process.virtualThreads.queued) during the load: report/scheduler.py",
 }

@@ -38,6 +38,7 @@ from liveness_lab.report.facts import (
     shed,
     throttled_pct,
 )
+from liveness_lab.report.gc import lowest_share
 from liveness_lab.report.predictions import NOT_MEASURED, Evidence, Line, judge_line
 from liveness_lab.report.verdict import judge
 
@@ -91,6 +92,7 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
             "addedLivenessFailures": None if added is None else sum(1 for x in a.probes.liveness_failures if x.pod in added),
             "throttledPct": throttled_pct(a, facts.cpu.throttled),
             "throttledPeakPct": throttled_pct(a, facts.cpu.throttled_peak),
+            "gcPausedBeforeKillsPct": None if (share := lowest_share(facts.gc.get(a.variant, []))) is None else round(100 * share, 1),
             "readySharePct": ready_share(a),
             "longestNotReadyS": longest_not_ready(a),
             "longestRestartWaitS": longest_restart_wait(a),
@@ -124,6 +126,7 @@ def evidence(a: VariantAnalysis, run: dict, facts: RunFacts) -> Evidence:
         actions=facts.actions,
         throttled=facts.cpu.throttled,
         throttled_peak=facts.cpu.throttled_peak,
+        gc=facts.gc.get(a.variant, []),
         scheduler=facts.schedulers.get(a.variant),
     )
 

@@ -35,6 +35,7 @@ from liveness_lab.base.probes import Probe
 from liveness_lab.base.variants import VARIANTS, mode_of, request_name
 
 from . import clock
+from .gc import GcBeforeKill, gc_before_kills
 from .scheduler import Scheduler, schedulers
 from .settings import VariantSettings, run_settings
 
@@ -1010,6 +1011,15 @@ class RunFacts:
     clocks: clock.ClockCheck | None = None
     # The virtual-thread scheduler per variant that runs on virtual threads, over the load (report.scheduler).
     schedulers: dict[str, Scheduler] = field(default_factory=dict)
+    # Per variant with liveness kills, the collector's pauses before each (report.gc).
+    gc: dict[str, list[GcBeforeKill]] = field(default_factory=dict)
+
+
+def gc_window(a: VariantAnalysis) -> float:
+    """How far before a kill its GC pauses count: the seconds the kubelet counts its failures in (period x
+    threshold, the chart's 5 x 3)."""
+    probe = a.liveness_probe
+    return probe.period_s * probe.failure_threshold if probe else 15.0
 
 
 def run_facts(data: RunData) -> RunFacts:
@@ -1059,4 +1069,9 @@ def run_facts(data: RunData) -> RunFacts:
         load_notes=load_notes,
         clocks=clocks,
         schedulers={v: x for v, x in schedulers(data.timeline, phases.start, phases.stop).items() if v in analyses},
+        gc={
+            v: gc_before_kills(data.timeline, v, [(k.pod, k.t) for k in a.liveness_kills], gc_window(a))
+            for v, a in analyses.items()
+            if a.liveness_kills
+        },
     )

@@ -41,6 +41,7 @@ from .facts import (
     shed,
     throttled_pct,
 )
+from .gc import GcBeforeKill, lowest_share
 from .scheduler import Scheduler
 
 HELD, NOT_YET, NOT_HELD, NOT_MEASURED = "held", "not yet", "not held", "not measured"
@@ -92,6 +93,7 @@ class Evidence:
     actions: list[RecordedAction] = field(default_factory=list)  # the lab's, during the run
     throttled: dict[str, float] = field(default_factory=dict)  # CFS throttling per pod (facts.CpuCheck)
     throttled_peak: dict[str, float] = field(default_factory=dict)  # in each pod's most throttled interval
+    gc: list[GcBeforeKill] = field(default_factory=list)  # the collector's pauses before each liveness kill (report.gc)
     scheduler: Scheduler | None = None  # the virtual-thread scheduler's readings (report.scheduler)
 
     @property
@@ -167,6 +169,11 @@ def _count(v, key, expected, n, measured, ev: Evidence, what: str) -> Line:
             else (f" so far (+{ev.elapsed:.0f} s)")
         )
     return Line(v, key, str(expected), measured, state, why)
+
+
+def between(numbers: list[int]) -> str:
+    """A sorted list's range: "60-88", or "60" when all are one."""
+    return f"{numbers[0]}" if numbers[0] == numbers[-1] else f"{numbers[0]}-{numbers[-1]}"
 
 
 def judge_line(key: str, expected, ev: Evidence) -> Line:
@@ -377,6 +384,19 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
             return line(f"{expected} %", why, NOT_MEASURED)
         measured = f"{pct:.0f} % of periods" + (" in its most throttled 15 s" if peak else "")
         return line(f"{expected} %", measured, count_state(expected, round(pct), True))
+    if key == "gc_paused_before_kills_pct":
+        if not a.liveness_kills:
+            return line(f"{expected} %", "no liveness kill", NOT_HELD)
+        measured = [g for g in ev.gc if g.share is not None]
+        if not measured:
+            return line(f"{expected} %", f"no two answered scrapes before any of {len(ev.gc)} kill(s)", NOT_MEASURED)
+        shares = sorted(round(100 * g.share) for g in measured)
+        waits = sorted(round(g.last_answer_s) for g in measured)
+        text = (
+            f"{between(shares)} % of the time stopped for GC before {len(measured)} of {len(ev.gc)} kill(s) (the last scrape "
+            f"answered {between(waits)} s before the kill)"
+        )
+        return line(f"{expected} %", text, count_state(expected, round(100 * lowest_share(ev.gc)), True))
     if key == "first_kills_spread_s":
         spread = first_kills_spread(a)
         if spread is None:

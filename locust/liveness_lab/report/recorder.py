@@ -9,7 +9,9 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
 - ``event``: each new or re-counted event about a pod (``Unhealthy``, ``Killing``, ``BackOff``...);
 - ``metrics``: every ``--metrics-every`` seconds, each variant pod's own count of the requests it served
   (``demo_work_latency_seconds_count``, summed over its ``mode`` tag) and of those in flight
-  (``demo_requests_in_flight``), read from ``/actuator/prometheus`` through the API server's pod proxy
+  (``demo_requests_in_flight``), and the seconds its JVM has stopped for the collector since it started
+  (Micrometer's ``jvm_gc_pause_seconds_sum``, every collector and cause), read from ``/actuator/prometheus``
+  through the API server's pod proxy
   (on the management port when the pod has one),
   with the pod's restart count (a restarted container counts from 0 again); a pod that did not answer
   (a saturated blocking pod often does not) is listed under ``missed`` with the reason. A thread of its
@@ -51,6 +53,7 @@ from . import clock, scheduler
 THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
 # The service's own meters (WorkEndpoint): requests to /api/work finished, and those being served now.
 SERVED_METRIC, IN_FLIGHT_METRIC = "demo_work_latency_seconds_count", "demo_requests_in_flight"
+GC_PAUSE_METRIC = "jvm_gc_pause_seconds_sum"
 # A scrape waits this long at most: a blocking pod whose event loops are all asleep answers nothing, and
 # the next sample is due anyway.
 METRICS_TIMEOUT_S = 2.0
@@ -131,18 +134,19 @@ def parse_throttle(text: str, namespace: str) -> dict:
 
 
 def parse_service_metrics(text: str) -> dict:
-    """The service's served and in-flight counts in one /actuator/prometheus text, summed over their label
-    sets (one per mode tag): {"served": n, "inFlight": n}; a meter missing from the text is left out."""
+    """The service's served and in-flight counts and its JVM's GC pauses in one /actuator/prometheus text,
+    each summed over its label sets (a mode tag; a collector, action and cause): {"served": n, "inFlight":
+    n, "gcPauseS": seconds}; a meter missing from the text is left out."""
     found = {}
     for line in text.splitlines():
         name = line.split("{", 1)[0].split(" ", 1)[0]
-        key = {SERVED_METRIC: "served", IN_FLIGHT_METRIC: "inFlight"}.get(name)
+        key = {SERVED_METRIC: "served", IN_FLIGHT_METRIC: "inFlight", GC_PAUSE_METRIC: "gcPauseS"}.get(name)
         if key:
             try:
                 found[key] = found.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
             except (IndexError, ValueError):
                 continue
-    return {k: int(v) for k, v in found.items()}
+    return {k: round(v, 3) if k == "gcPauseS" else int(v) for k, v in found.items()}
 
 
 class Recorder:

@@ -1,0 +1,66 @@
+"""The collector's pauses before each liveness kill: how much of the seconds the kubelet counted its
+probes the pod's JVM was stopped for garbage collection (issue 49: a service that never blocks, killed
+because its heap is full).
+
+The recorder reads the JVM's GC pause total with the service's counters (``metrics`` records, ``gcPauseS``:
+Micrometer's ``jvm_gc_pause_seconds_sum`` over every collector and cause, seconds since the container
+started). For each liveness kill, the killed container's last answered scrape before the kill and its
+earliest one at most ``window`` seconds before that: the pause seconds between them over the seconds
+between them. A JVM collecting back to back answers few scrapes, so the last one may come some seconds
+before the kill (``last_answer_s``); a kill with no two answered scrapes of its container there is not
+measured.
+"""
+
+from dataclasses import dataclass
+
+# Two answered scrapes closer than this say little of a share of time (the recorder scrapes every 2 s).
+MIN_SPAN_S = 4.0
+
+
+@dataclass(frozen=True)
+class GcBeforeKill:
+    pod: str
+    t: float  # the kill
+    paused_s: float | None  # GC pauses between the two scrapes; None: not measured
+    span_s: float | None  # seconds between the two scrapes
+    last_answer_s: float | None  # seconds from the last answered scrape to the kill
+
+    @property
+    def share(self) -> float | None:
+        return None if self.paused_s is None or not self.span_s else self.paused_s / self.span_s
+
+
+def gc_before_kills(timeline: list[dict], variant: str, kills: list[tuple[str, float]], window: float) -> list[GcBeforeKill]:
+    """One GcBeforeKill per (pod, t) of KILLS, from VARIANT's answered scrapes in TIMELINE."""
+    samples: dict[str, list[dict]] = {}
+    for r in timeline:
+        if r["kind"] != "metrics":
+            continue
+        for pod, m in r["pods"].items():
+            if m.get("variant") == variant and "gcPauseS" in m:
+                samples.setdefault(pod, []).append(m)
+    found = []
+    for pod, t in kills:
+        before = [m for m in samples.get(pod, []) if m["t"] < t]
+        if not before:
+            found.append(GcBeforeKill(pod, t, None, None, None))
+            continue
+        last = before[-1]
+        # The same container: a restart count that moved, or a total that fell, began a new one.
+        same = [last]
+        for m in reversed(before[:-1]):
+            if m["restarts"] != last["restarts"] or m["gcPauseS"] > same[-1]["gcPauseS"] or m["t"] < last["t"] - window:
+                break
+            same.append(m)
+        first, span = same[-1], last["t"] - same[-1]["t"]
+        if span < MIN_SPAN_S:
+            found.append(GcBeforeKill(pod, t, None, None, round(t - last["t"], 1)))
+            continue
+        found.append(GcBeforeKill(pod, t, round(last["gcPauseS"] - first["gcPauseS"], 3), round(span, 1), round(t - last["t"], 1)))
+    return found
+
+
+def lowest_share(found: list[GcBeforeKill]) -> float | None:
+    """The smallest share of time stopped for GC among the measured kills: what every kill showed at least."""
+    shares = [g.share for g in found if g.share is not None]
+    return min(shares) if shares else None
