@@ -24,8 +24,10 @@ Options (command line, web UI "Custom parameters", or environment):
     --latency-ms        LIVENESS_LAB_LATENCY_MS        how long the service waits per request, in ms
                                                        (default liveness_lab.base.DEFAULT_LATENCY_MS)
     --rate-per-user     LIVENESS_LAB_RATE_PER_USER=1   requests per second each user aims for
+Command line or environment (not in the web UI):
+    --request-timeout-s LIVENESS_LAB_REQUEST_TIMEOUT_S  seconds a request may wait before it counts as failed
+                                                       (default liveness_lab.base.DEFAULT_REQUEST_TIMEOUT_S)
 Environment only:
-    LIVENESS_LAB_REQUEST_TIMEOUT_S=10   a request waiting longer counts as failed (a blocked pod queues them)
     LIVENESS_LAB_SHAPE=demo             use liveness_lab.shape.DemoShape (ramp, hold, cool-down, quiet)
                       =offered          offer it in the class picker (the chart's master; demo.sh --load cluster)
     LIVENESS_LAB_PODS_TAB=on|off        the Pods tab (liveness_lab/locust_ext/pods_tab.py)
@@ -42,7 +44,7 @@ from pathlib import Path
 import locust.runners
 from locust import FastHttpUser, constant_throughput, events, task
 
-from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, ui_token, variants
+from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, ui_token, variants
 from liveness_lab.locust_ext import demo_shape as shape
 from liveness_lab.locust_ext import live_view, pods_tab, stats_history, ui_auth
 from liveness_lab.workshop import tab as workshop_tab
@@ -71,10 +73,6 @@ if os.environ.get(ui_token.TOKEN_ENV, "").strip():
 # run's does, instead of in 3 s steps that make a 5 s requests/s window read 1x or 2x the rate.
 locust.runners.WORKER_REPORT_INTERVAL = float(os.environ.get("LIVENESS_LAB_WORKER_REPORT_S", "1"))
 
-# Longer than the service's usual latency, far shorter than Locust's 60 s default, so a blocked pod shows
-# up as failures within the run instead of as requests that never end.
-REQUEST_TIMEOUT_S = float(os.environ.get("LIVENESS_LAB_REQUEST_TIMEOUT_S", "10"))
-
 
 @events.init_command_line_parser.add_listener
 def _options(parser):
@@ -91,6 +89,14 @@ def _options(parser):
         default=DEFAULT_RATE,
         env_var="LIVENESS_LAB_RATE_PER_USER",
         help="requests per second each user aims for (constant_throughput)",
+    )
+    parser.add_argument(
+        "--request-timeout-s",
+        type=float,
+        default=DEFAULT_REQUEST_TIMEOUT_S,
+        env_var="LIVENESS_LAB_REQUEST_TIMEOUT_S",
+        include_in_web_ui=False,
+        help="seconds a request may wait before it counts as failed (a blocked pod queues them)",
     )
     shape.add_options(parser)
 
@@ -130,8 +136,16 @@ class VariantUser(FastHttpUser):
 
     abstract = True
     variant = ""
-    network_timeout = REQUEST_TIMEOUT_S
-    connection_timeout = REQUEST_TIMEOUT_S
+
+    # FastHttpUser builds its client with these once the user has its environment: the run's option, so
+    # a scenario that asks for requests of 30 s can wait for them (workers get it with the swarm).
+    @property
+    def network_timeout(self):
+        return float(self._option("request_timeout_s", DEFAULT_REQUEST_TIMEOUT_S))
+
+    @property
+    def connection_timeout(self):
+        return self.network_timeout
 
     def wait_time(self):
         # constant_throughput keeps its pacing state on the user, so building it per call is safe; this

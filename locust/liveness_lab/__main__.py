@@ -43,6 +43,7 @@ def main(argv=None, environ=os.environ) -> int:
                 users=args.users,
                 rate=args.rate,
                 latency_ms=args.latency_ms,
+                request_timeout_s=args.request_timeout_s,
                 variants=args.variants,
                 out=args.out,
                 keep_pods=args.keep_pods,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from liveness_lab.base import DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S, LAB_GROUPS
+from liveness_lab.base import DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S, LAB_GROUPS
 from liveness_lab.base.exits import BENCH_HELP, SETUP
 from liveness_lab.base.exits import HELP as EXIT_HELP
 
@@ -60,6 +60,7 @@ environment (defaults):
   LIVENESS_LAB_READY_WAIT=300s   how long the release may take to settle (kubectl's forms: 300, 300s, 5m)
   LIVENESS_LAB_SETTLE=20         seconds every pod must have been Ready before the load
   LIVENESS_LAB_LATENCY_MS        the latency, when --latency-ms is not given (default: the release's)
+  LIVENESS_LAB_REQUEST_TIMEOUT_S the request timeout, when --request-timeout-s is not given
   LIVENESS_LAB_LOCK_TOKEN        set by a parent run holding the cluster lock: run under its lock
   LIVENESS_LAB_LOCUST_UI          the release's Locust web UI at a URL (e.g. http://127.0.0.1:8089),
                                   instead of through the API server's service proxy
@@ -345,6 +346,14 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh",
         metavar="MS",
         help="latency each request asks for (default: LIVENESS_LAB_LATENCY_MS, else the release's, DEMO_LATENCY_MS of its "
         "Deployments: the chart's latencyMs)",
+    )
+    d.add_argument(
+        "--request-timeout-s",
+        type=above_zero,
+        default=None,
+        metavar="SECONDS",
+        help="how long a request may wait before Locust counts it failed (default: LIVENESS_LAB_REQUEST_TIMEOUT_S, else "
+        f"{DEFAULT_REQUEST_TIMEOUT_S}); longer than the latency asked for",
     )
     d.add_argument(
         "--variants",

@@ -179,7 +179,7 @@ def drive(url, out, total_s=33.0, transport=None):
     m = master.LocustMaster(transport or master.DirectHttp(url), out / "locust.log")
     run = master.ClusterLocust(m, out, total_s, clock=clock, sleep=clock.sleep)
     status = run.prepare()
-    run.start(["BlockingUser", "ReactiveUser"], master.phase_options(40, 10, 180, 5, 90, 1000, 1.0))
+    run.start(["BlockingUser", "ReactiveUser"], master.phase_options(40, 10, 180, 5, 90, 1000, 1.0, 45.0))
     polls = 0
     while run.poll() is None:
         clock.sleep(1)
@@ -211,6 +211,7 @@ def test_the_rest_sequence_starts_the_shape_with_the_runs_phases_and_fetches_eve
         "demo_quiet_s": ["90"],
         "latency_ms": ["1000"],
         "rate_per_user": ["1"],
+        "request_timeout_s": ["45"],
     }
     afters = [int(f["after"][0]) for m, p, f in api.calls if p == master.HISTORY_ROUTE]
     assert afters[:3] == [HUGE, HUGE, 2] and afters[2:] == sorted(afters[2:])

@@ -98,9 +98,12 @@ def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp
 
     s = scenario_file.load_scenario(write(tmp_path, GOOD))
     assert s.name == "test-one" and s.values["variants"]["blocking"]["probes"]["liveness"]["type"] == "tcpSocket"
-    assert s.load == {"users": 5, "rate": 0.5, "latency_ms": 1000, "ramp": 10, "hold": 30, "quiet": 60}
+    assert s.load == {"users": 5, "rate": 0.5, "latency_ms": 1000, "ramp": 10, "hold": 30, "quiet": 60, "timeout_s": 10}
     o = runner.demo_options(s, tmp_path / "run")
     assert (o.variants, o.users, o.rate, o.latency_ms, o.ramp, o.hold, o.quiet) == (["blocking", "reactive"], 5, 0.5, 1000, 10, 30, 60)
+    (tmp_path / "slow").mkdir()
+    slow = scenario_file.load_scenario(write(tmp_path / "slow", GOOD.replace("hold: 30", "hold: 30, timeout_s: 45")))
+    assert runner.demo_options(slow, tmp_path / "slow-run").request_timeout_s == 45
 
 
 @pytest.mark.parametrize(
@@ -118,6 +121,7 @@ def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp
         (("load: {users: 5,", "load: {users: 0,"), "load.users", "whole number above 0"),
         (("load: {users: 5,", "load: {users: 5, holdd: 3,"), "load.holdd", "unknown key"),
         (("hold: 30", "hold: 30.5"), "load.hold", "not a whole number"),
+        (("hold: 30", "hold: 30, timeout_s: 0"), "load.timeout_s", "whole number above 0"),
         (("sources: [somewhere#1]", "sources: [a: b]"), "sources", "non-empty list of texts"),
         (("values: {", "values: ["), "YAML", ""),
     ],

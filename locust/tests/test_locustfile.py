@@ -48,6 +48,41 @@ def test_each_variant_answers_every_request_in_a_15_second_headless_run(services
         assert 190 <= float(row["Median Response Time"]) < 1000, row
 
 
+def test_a_request_waiting_longer_than_the_request_timeout_fails_and_a_longer_timeout_lets_it_finish(services, tmp_path):
+    # Requests of 3 s: Locust gives up on each at 1 s, and waits for them with 5 s (a scenario's timeout_s).
+    counts = {}
+    for timeout in ("1", "5"):
+        proc = subprocess.run(
+            locust_cmd(
+                "--headless",
+                "-u",
+                "2",
+                "-r",
+                "2",
+                "-t",
+                "8s",
+                "--latency-ms",
+                "3000",
+                "--request-timeout-s",
+                timeout,
+                "--csv",
+                str(tmp_path / timeout),
+                "--only-summary",
+                "ReactiveUser",
+            ),
+            cwd=LOCUST_DIR,
+            env=run_env(services, LIVENESS_LAB_PODS_TAB="off"),
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        assert (tmp_path / f"{timeout}_stats.csv").is_file(), proc.stdout + proc.stderr  # exit 1: some failed, as asked
+        row = {r["Name"]: r for r in csv.DictReader(open(tmp_path / f"{timeout}_stats.csv"))}[variants.request_name("reactive")]
+        counts[timeout] = (int(row["Request Count"]), int(row["Failure Count"]))
+    assert counts["1"][0] >= 4 and counts["1"][1] == counts["1"][0], counts
+    assert counts["5"][0] >= 2 and counts["5"][1] == 0, counts
+
+
 def test_hosts_default_to_the_in_cluster_services_and_switch_to_the_nodeports():
     assert variants.target_host("blocking", {}) == "http://liveness-lab-blocking:8080"
     assert variants.target_host("reactive", {"LIVENESS_LAB_TARGET": "host"}) == "http://127.0.0.1:30081"

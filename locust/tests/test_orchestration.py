@@ -235,6 +235,13 @@ def test_the_plan_takes_the_release_unless_a_flag_or_the_environment_says(tmp_pa
         demo_mod.DemoOptions(out=tmp_path, latency_ms=100, variants=["reactive"]), defaults, environ={"LIVENESS_LAB_LATENCY_MS": "700"}
     )
     assert (plan.variants, plan.latency_ms, plan.latency_source) == (["reactive"], 100, "--latency-ms")
+    # Locust's request timeout: the flag, else the environment, else the default; a bad one is refused.
+    assert plan.request_timeout_s == 10
+    env = {"LIVENESS_LAB_REQUEST_TIMEOUT_S": "45"}
+    assert demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path), defaults, environ=env).request_timeout_s == 45
+    assert demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path, request_timeout_s=30), defaults, environ=env).request_timeout_s == 30
+    with pytest.raises(exits.SetupError, match="LIVENESS_LAB_REQUEST_TIMEOUT_S='soon' is not a number of seconds above 0"):
+        demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path), defaults, environ={"LIVENESS_LAB_REQUEST_TIMEOUT_S": "soon"})
     with pytest.raises(exits.SetupError, match="variant 'offloaded' is not deployed") as e:
         demo_mod.resolve_plan(demo_mod.DemoOptions(out=tmp_path, variants=["offloaded"]), defaults, environ={})
     assert "--set variants.offloaded.enabled=true" in e.value.fix

@@ -18,6 +18,11 @@ DEFAULT_USERS_PER_VARIANT = 20
 # The rate each user aims for when nobody says (requests/s): the locustfile's --rate-per-user, scripts/demo.sh's
 # --rate, the lab's scenarios.
 DEFAULT_RATE = 1.0
+# How long a request may wait before Locust counts it failed, when nobody says (s): the locustfile's
+# --request-timeout-s (LIVENESS_LAB_REQUEST_TIMEOUT_S), scripts/demo.sh's, a lab scenario's load.timeout_s.
+# Longer than the service's usual latency, far shorter than Locust's 60 s, so a blocked pod shows up as
+# failures within the run instead of as requests that never end.
+DEFAULT_REQUEST_TIMEOUT_S = 10
 # The scripted run's timetable when nobody says (s): scripts/demo.sh's --ramp, --hold and --quiet, the
 # cool-down between the hold and the quiet period (no option), and DemoShape's LIVENESS_LAB_*_S.
 DEMO_PHASES_S = {"ramp": 10, "hold": 180, "cooldown": 5, "quiet": 90}

@@ -14,7 +14,7 @@ A scenario file holds data only (adding one needs no code):
     sources: [kubernetes#103632, ...]
     values: {...}                  # chart values laid over the release's own (helm upgrade -f)
     variants: [blocking, reactive] # swarmed by scripts/demo.sh, from chart/values.yaml `variants:`
-    load: {users: 20, rate: 1, latency_ms: 1000, ramp: 10, hold: 60, quiet: 60}
+    load: {users: 20, rate: 1, latency_ms: 1000, ramp: 10, hold: 60, quiet: 60}   # and timeout_s (Locust's, 10)
     actions:                       # what the lab does while the load runs (lab.actions), in order of `at`
       - {at: 30, target: downstream, replicas: 0, grace: 0, note: the downstream goes away}
       - {at: 60, target: downstream, env: {DEMO_API_DELAY: 3s}}   # null removes a variable
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import yaml  # PyYAML comes with the kubernetes client (requirements.lock)
 
-from . import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S
+from . import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S
 from .variants import VARIANTS
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
@@ -57,6 +57,7 @@ LOAD_DEFAULTS = {
     "ramp": DEMO_PHASES_S["ramp"],
     "hold": 60,
     "quiet": 60,
+    "timeout_s": DEFAULT_REQUEST_TIMEOUT_S,  # a request waiting longer counts as failed (Locust's timeout)
 }
 LOAD_KEYS = set(LOAD_DEFAULTS)
 
@@ -401,12 +402,17 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
     load = dict(LOAD_DEFAULTS)
     for key, value in known_keys(path, "load", data.get("load"), LOAD_KEYS).items():
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not number or value < 0 or (key != "rate" and not isinstance(value, int)) or (key in ("users", "hold", "rate") and value == 0):
+        if (
+            not number
+            or value < 0
+            or (key != "rate" and not isinstance(value, int))
+            or (key in ("users", "hold", "rate", "timeout_s") and value == 0)
+        ):
             raise ScenarioError(
                 path,
                 f"load.{key}",
                 f"{value!r} is not a {'positive number' if key == 'rate' else 'whole number'}"
-                + (" above 0" if key in ("users", "hold") else ""),
+                + (" above 0" if key in ("users", "hold", "timeout_s") else ""),
             )
         load[key] = value
     load["rate"] = float(load["rate"])

@@ -21,7 +21,7 @@ The run (``ClusterLocust``), with the same data as the host's
 2. ``POST /stats/reset``; ``GET /liveness-lab/stats-history?after=<huge>``: the newest tick's number;
 3. ``POST /swarm`` with ``user_classes`` (the chosen variants'), ``shape_class=DemoShape``, the phases
    (``demo_users``, ``demo_ramp_s``, ``demo_hold_s``, ``demo_cooldown_s``, ``demo_quiet_s``: the shape
-   reads them as it starts) and ``latency_ms``, ``rate_per_user`` (sent on to the workers);
+   reads them as it starts) and ``latency_ms``, ``rate_per_user``, ``request_timeout_s`` (sent on to the workers);
 4. while the shape runs: ``GET /stats/requests`` each second (its state), and every few seconds the
    history's new ticks, appended to ``locust_stats_history.csv``; the shape ends the swarm itself
    (state ``stopped``) after ramp + hold + cool-down + quiet;
@@ -247,9 +247,13 @@ class LocustMaster:
         return self.call("GET", path, timeout=30).text()
 
 
-def phase_options(users: int, ramp: int, hold: int, cooldown: int, quiet: int, latency_ms: int, rate: float) -> dict:
-    """The /swarm form's options: DemoShape's phases and the locustfile's latency and rate."""
-    return {
+def phase_options(
+    users: int, ramp: int, hold: int, cooldown: int, quiet: int, latency_ms: int, rate: float, request_timeout_s: float | None = None
+) -> dict:
+    """The /swarm form's options: DemoShape's phases and the locustfile's latency, rate and request timeout
+    (None: the master's own, LIVENESS_LAB_REQUEST_TIMEOUT_S or the default)."""
+    timeout = {} if request_timeout_s is None else {"request_timeout_s": f"{request_timeout_s:g}"}
+    return timeout | {
         "demo_users": users,
         "demo_ramp_s": ramp,
         "demo_hold_s": hold,

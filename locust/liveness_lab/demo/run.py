@@ -24,7 +24,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S, LOCUST_DIR, ROOT, coordinates
+from liveness_lab.base import (
+    DEFAULT_LATENCY_MS,
+    DEFAULT_RATE,
+    DEFAULT_REQUEST_TIMEOUT_S,
+    DEFAULT_USERS_PER_VARIANT,
+    DEMO_PHASES_S,
+    LOCUST_DIR,
+    ROOT,
+    coordinates,
+)
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.kube import Kube
@@ -53,6 +62,7 @@ class DemoOptions:
     users: int = DEFAULT_USERS_PER_VARIANT
     rate: float = DEFAULT_RATE
     latency_ms: int | None = None
+    request_timeout_s: int | None = None
     variants: list[str] | None = None
     out: Path | None = None
     keep_pods: bool = False
@@ -74,6 +84,7 @@ class Plan:
     latency_ms: int
     latency_source: str  # "--latency-ms", "LIVENESS_LAB_LATENCY_MS", "release" or "default"
     out: Path
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S  # --request-timeout-s, else LIVENESS_LAB_REQUEST_TIMEOUT_S
 
     @property
     def user_classes(self) -> list[str]:
@@ -98,6 +109,7 @@ class RunRecord:
     commit: str = "unknown"
     release_latency_ms: dict = field(default_factory=dict)
     kubernetes: dict | None = None  # ClusterApi.versions(): the API server's and the kubelets' releases
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S  # Locust's, a request waiting longer failed
 
     def write(self, folder: Path) -> Path:
         path = Path(folder) / "run.json"
@@ -167,7 +179,26 @@ def resolve_plan(opts: DemoOptions, defaults: rel.ReleaseDefaults, environ=os.en
             latency, source = DEFAULT_LATENCY_MS, "default"
             LOG.warning("the Deployments set no %s: asking for Locust's default, %s ms", rel.LATENCY_ENV, latency)
     out = Path(opts.out) if opts.out else ROOT / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return Plan(list(variants), int(latency), source, out.resolve())
+    return Plan(list(variants), int(latency), source, out.resolve(), request_timeout(opts, environ))
+
+
+def request_timeout(opts: DemoOptions, environ=os.environ) -> float:
+    """How long Locust lets a request wait: --request-timeout-s, else LIVENESS_LAB_REQUEST_TIMEOUT_S, else
+    the default; the same for Locust on the host and the release's workers."""
+    if opts.request_timeout_s is not None:
+        return float(opts.request_timeout_s)
+    raw = (environ.get("LIVENESS_LAB_REQUEST_TIMEOUT_S") or "").strip()
+    if not raw:
+        return float(DEFAULT_REQUEST_TIMEOUT_S)
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise SetupError(
+            f"LIVENESS_LAB_REQUEST_TIMEOUT_S={raw!r} is not a number of seconds above 0", "e.g. LIVENESS_LAB_REQUEST_TIMEOUT_S=10"
+        )
+    return seconds
 
 
 def cpus() -> int | None:
@@ -411,6 +442,7 @@ class Demo:
             commit=commit(),
             release_latency_ms={v: defaults.latency_ms.get(v) for v in plan.variants},
             kubernetes=self._api().versions(),
+            request_timeout_s=plan.request_timeout_s,
         )
         if self.load == "cluster":
             self.swarm_in_cluster(plan, record)
@@ -458,6 +490,8 @@ class Demo:
             str(plan.latency_ms),
             "--rate-per-user",
             f"{o.rate:g}",
+            "--request-timeout-s",
+            f"{plan.request_timeout_s:g}",
             "--csv",
             str(plan.out / "locust"),
             "--csv-full-history",
@@ -495,7 +529,9 @@ class Demo:
             LOG.warning(
                 "the Locust master's clock is %+.1f s from this machine's: its stats history is on its clock", locust.clock_offset_s
             )
-        options = phase_options(o.users * len(plan.variants), o.ramp, o.hold, o.cooldown, o.quiet, plan.latency_ms, o.rate)
+        options = phase_options(
+            o.users * len(plan.variants), o.ramp, o.hold, o.cooldown, o.quiet, plan.latency_ms, o.rate, plan.request_timeout_s
+        )
         self.locust = locust
         # locust_started: the moment of the /swarm that starts the shape, written just before.
         record.locust_started = round(time.time(), 3)

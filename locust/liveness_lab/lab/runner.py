@@ -92,6 +92,7 @@ def demo_options(scenario: Scenario, folder: Path, where: str = "auto") -> DemoO
         users=load["users"],
         rate=float(load["rate"]),
         latency_ms=load.get("latency_ms"),
+        request_timeout_s=load["timeout_s"],
         variants=list(scenario.variants),
         out=folder,
         load=where,
