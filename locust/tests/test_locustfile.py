@@ -12,26 +12,12 @@ from liveness_lab.base import variants
 from liveness_lab.locust_ext.demo_shape import phases
 
 
-def test_each_variant_answers_every_request_in_a_15_second_headless_run(services, tmp_path):
-    # 3 users per variant at 2 req/s of 200 ms: under a blocking pod's 4 event loops, so nothing fails.
+def headless(services, csv_prefix, users, seconds, *args):
+    """A headless Locust run of the locustfile against SERVICES, all its users started at once: its
+    per-request rows of CSV_PREFIX_stats.csv (Locust exits 1 when any request failed: its files say)."""
     proc = subprocess.run(
         locust_cmd(
-            "--headless",
-            "-u",
-            "6",
-            "-r",
-            "6",
-            "-t",
-            "15s",
-            "--latency-ms",
-            "200",
-            "--rate-per-user",
-            "2",
-            "--csv",
-            str(tmp_path / "run"),
-            "--only-summary",
-            "BlockingUser",
-            "ReactiveUser",
+            "--headless", "-u", str(users), "-r", str(users), "-t", f"{seconds}s", "--csv", str(csv_prefix), "--only-summary", *args
         ),
         cwd=LOCUST_DIR,
         env=run_env(services, LIVENESS_LAB_PODS_TAB="off"),
@@ -39,8 +25,15 @@ def test_each_variant_answers_every_request_in_a_15_second_headless_run(services
         text=True,
         timeout=90,
     )
+    stats = csv_prefix.parent / f"{csv_prefix.name}_stats.csv"
+    assert stats.is_file(), proc.stdout + proc.stderr
+    return proc, {r["Name"]: r for r in csv.DictReader(open(stats))}
+
+
+def test_each_variant_answers_every_request_in_a_15_second_headless_run(services, tmp_path):
+    # 3 users per variant at 2 req/s of 200 ms: under a blocking pod's 4 event loops, so nothing fails.
+    proc, rows = headless(services, tmp_path / "run", 6, 15, "--latency-ms", "200", "--rate-per-user", "2", "BlockingUser", "ReactiveUser")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {r["Name"]: r for r in csv.DictReader(open(tmp_path / "run_stats.csv"))}
     for variant in ("blocking", "reactive"):
         row = rows[variants.request_name(variant)]
         assert int(row["Request Count"]) >= 30, row
@@ -52,32 +45,8 @@ def test_a_request_waiting_longer_than_the_request_timeout_fails_and_a_longer_ti
     # Requests of 3 s: Locust gives up on each at 1 s, and waits for them with 5 s (a scenario's timeout_s).
     counts = {}
     for timeout in ("1", "5"):
-        proc = subprocess.run(
-            locust_cmd(
-                "--headless",
-                "-u",
-                "2",
-                "-r",
-                "2",
-                "-t",
-                "8s",
-                "--latency-ms",
-                "3000",
-                "--request-timeout-s",
-                timeout,
-                "--csv",
-                str(tmp_path / timeout),
-                "--only-summary",
-                "ReactiveUser",
-            ),
-            cwd=LOCUST_DIR,
-            env=run_env(services, LIVENESS_LAB_PODS_TAB="off"),
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
-        assert (tmp_path / f"{timeout}_stats.csv").is_file(), proc.stdout + proc.stderr  # exit 1: some failed, as asked
-        row = {r["Name"]: r for r in csv.DictReader(open(tmp_path / f"{timeout}_stats.csv"))}[variants.request_name("reactive")]
+        _, rows = headless(services, tmp_path / timeout, 2, 8, "--latency-ms", "3000", "--request-timeout-s", timeout, "ReactiveUser")
+        row = rows[variants.request_name("reactive")]
         counts[timeout] = (int(row["Request Count"]), int(row["Failure Count"]))
     assert counts["1"][0] >= 4 and counts["1"][1] == counts["1"][0], counts
     assert counts["5"][0] >= 2 and counts["5"][1] == 0, counts

@@ -649,11 +649,7 @@ class Bench:
         proc = next(p for p in self.procs if p.pid == self.pids[t.name])
         if proc.poll() is None:
             proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        ended(proc)
 
     def stop_all(self) -> None:
         """Every process the bench started (JVMs, attacks, the holder) that still runs."""
@@ -661,11 +657,7 @@ class Bench:
             if proc.poll() is None:
                 proc.terminate()
         for proc in self.procs:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            ended(proc)
 
     def write_targets(self, name: str, url: str) -> Path:
         path = self.out / f"target-{name}.txt"
@@ -1358,6 +1350,15 @@ class Bench:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
+
+
+def ended(proc: subprocess.Popen, grace_s: int = 20) -> None:
+    """PROC, terminated, given GRACE_S to exit, then killed."""
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def status_field_meminfo(name: str, path: Path = Path("/proc/meminfo")) -> int:
