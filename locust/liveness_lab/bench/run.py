@@ -1054,9 +1054,9 @@ class Bench:
         idle_rss, idle_threads = status_field(pid, "VmRSS"), status_field(pid, "Threads")
         targets_file = self.write_targets(f"{t.name}-{s.latency_ms}", f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}")
         raw = self.out / f"raw-{name}.bin"
-        # CPU of this mode's JVM and of all of them (they share one CPU) from the first request until the
-        # last answer or timeout: the JVM's cost per answer, and whether another mode still draining its
-        # backlog took CPU from this one.
+        # CPU of this mode's JVM and of all the bench started (they share one CPU) from the first request
+        # until the last answer or timeout: the JVM's cost per answer, and whether another JVM took CPU from
+        # this one (none since one runs at a time; the column stays for the runs recorded before).
         self.jcmd(pid, "JFR.start", "name=bench", "settings=profile", check=True)
         cpu0, all0, t0, overflows0 = cpu_ms(pid), cpu_ms(*all_pids), time.monotonic(), listen_overflows()
         url = f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}"
