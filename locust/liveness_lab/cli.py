@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from liveness_lab.base import DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S, LAB_GROUPS
+from liveness_lab.base import DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S, LAB_GROUPS, LOAD_WHERE
 from liveness_lab.base.exits import BENCH_HELP, SETUP
 from liveness_lab.base.exits import HELP as EXIT_HELP
 
@@ -308,7 +308,7 @@ def add_target(p: argparse.ArgumentParser, load: bool = True) -> None:
     if load:
         p.add_argument(
             "--load",
-            choices=("auto", "host", "cluster"),
+            choices=LOAD_WHERE,
             default="auto",
             help="where Locust runs: host (this machine, kind's NodePorts on 127.0.0.1), cluster (the release's own "
             "master and workers, through the API server) or auto (default: host when the NodePorts answer, else cluster)",

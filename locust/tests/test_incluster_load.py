@@ -174,11 +174,11 @@ class Clock:
         self.t += s
 
 
-def drive(url, out, total_s=33.0, transport=None):
+def drive(url, out, total_s=33.0, transport=None, want=1):
     clock = Clock()
     m = master.LocustMaster(transport or master.DirectHttp(url), out / "locust.log")
     run = master.ClusterLocust(m, out, total_s, clock=clock, sleep=clock.sleep)
-    status = run.prepare()
+    status = run.prepare(want)
     run.start(["BlockingUser", "ReactiveUser"], master.phase_options(40, 10, 180, 5, 90, 1000, 1.0, 45.0))
     polls = 0
     while run.poll() is None:
@@ -249,7 +249,7 @@ def test_a_swarm_stopped_from_elsewhere_ends_the_run_and_says_so(stand_in, tmp_p
 @pytest.mark.parametrize(
     "kwargs,said",
     [
-        ({"workers": 0}, "has no worker connected"),
+        ({"workers": 0}, "has 0 of its 1 worker(s) connected"),
         ({"history": False}, "serves no stats history"),
         ({"shape": False}, "did not start the scripted run's shape"),
     ],
@@ -282,6 +282,41 @@ def test_a_worker_that_connects_while_the_run_waits_is_taken(stand_in, tmp_path)
         mp.setattr(master.LocustMaster, "status", status_then_connect())
         run, status, _ = drive(url, tmp_path, total_s=25)
     assert status.workers == 1 and len(asked) >= 4
+
+
+def test_a_swarm_waits_for_every_worker_the_release_asks_for():
+    """locust.workers: 2 (a load of 18,000 users, 9,000 each): the run starts once both are connected, and
+    the Deployment says how many (a release without a worker Deployment: one)."""
+    from liveness_lab.demo import release as rel
+
+    def worker(replicas, component="locust-worker"):
+        return {"metadata": {"labels": {"app.kubernetes.io/component": component}}, "spec": {"replicas": replicas}}
+
+    assert rel.locust_workers({"items": [worker(1, "reactive"), worker(2)]}) == 2
+    assert rel.locust_workers({"items": [worker(1, "reactive")]}) == 1
+
+
+def test_the_run_waits_for_the_second_worker_and_gives_up_without_it(stand_in, tmp_path):
+    api, url = stand_in(workers=1)
+    with pytest.raises(exits.SetupError) as e:
+        drive(url, tmp_path, want=2)
+    assert "has 1 of its 2 worker(s) connected after" in e.value.message
+    asked = []
+
+    def status_then_connect(original=master.LocustMaster.status):
+        def status(self):
+            asked.append(1)
+            if len(asked) == 3:
+                api.workers = 2
+            return original(self)
+
+        return status
+
+    (tmp_path / "two").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(master.LocustMaster, "status", status_then_connect())
+        run, status, _ = drive(url, tmp_path / "two", total_s=25, want=2)
+    assert status.workers == 2 and run.returncode == 0 and len(asked) >= 3
 
 
 def test_no_master_is_a_setup_error(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 from conftest import FIXTURES
 
 from liveness_lab.base import scenario as scenario_file
+from liveness_lab.base.exits import SetupError
 from liveness_lab.lab import __main__ as cli
 from liveness_lab.lab import catalogue, judge, matrix
 from liveness_lab.report import settings, verdict
@@ -98,12 +99,29 @@ def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp
 
     s = scenario_file.load_scenario(write(tmp_path, GOOD))
     assert s.name == "test-one" and s.values["variants"]["blocking"]["probes"]["liveness"]["type"] == "tcpSocket"
-    assert s.load == {"users": 5, "rate": 0.5, "latency_ms": 1000, "ramp": 10, "hold": 30, "quiet": 60, "timeout_s": 10}
+    assert s.load == {"users": 5, "rate": 0.5, "latency_ms": 1000, "ramp": 10, "hold": 30, "quiet": 60, "timeout_s": 10, "where": "auto"}
     o = runner.demo_options(s, tmp_path / "run")
     assert (o.variants, o.users, o.rate, o.latency_ms, o.ramp, o.hold, o.quiet) == (["blocking", "reactive"], 5, 0.5, 1000, 10, 30, 60)
     (tmp_path / "slow").mkdir()
     slow = scenario_file.load_scenario(write(tmp_path / "slow", GOOD.replace("hold: 30", "hold: 30, timeout_s: 45")))
     assert runner.demo_options(slow, tmp_path / "slow-run").request_timeout_s == 45
+
+
+def test_a_load_the_host_cannot_open_runs_in_the_cluster_and_a_contradicting_load_option_is_refused(tmp_path, monkeypatch):
+    from liveness_lab.lab import runner
+
+    big = scenario_file.load_scenario(write(tmp_path, GOOD.replace("hold: 30", "hold: 30, where: cluster")))
+    assert runner.demo_options(big, tmp_path / "run").load == "cluster"  # the lab's default, auto
+    assert runner.demo_options(big, tmp_path / "run", "cluster").load == "cluster"
+    with pytest.raises(SetupError, match=r"test-one runs its load with --load cluster \(its load.where\), not host"):
+        runner.demo_options(big, tmp_path / "run", "host")
+    monkeypatch.setattr(catalogue, "load_catalogue", lambda **_: [big])
+    with pytest.raises(SetupError, match="runs its load with --load cluster"):
+        runner.Lab(runner.LabOptions(load="host")).choose()  # said before the cluster is touched
+    assert runner.Lab(runner.LabOptions()).choose() == [big]
+    (tmp_path / "plain").mkdir()
+    plain = scenario_file.load_scenario(write(tmp_path / "plain", GOOD))
+    assert runner.demo_options(plain, tmp_path / "run", "host").load == "host"
 
 
 @pytest.mark.parametrize(
@@ -122,6 +140,7 @@ def test_a_good_file_loads_with_load_defaults_and_gives_the_demo_its_options(tmp
         (("load: {users: 5,", "load: {users: 5, holdd: 3,"), "load.holdd", "unknown key"),
         (("hold: 30", "hold: 30.5"), "load.hold", "not a whole number"),
         (("hold: 30", "hold: 30, timeout_s: 0"), "load.timeout_s", "whole number above 0"),
+        (("hold: 30", "hold: 30, where: laptop"), "load.where", "'laptop' is not one of auto, host, cluster"),
         (("sources: [somewhere#1]", "sources: [a: b]"), "sources", "non-empty list of texts"),
         (("values: {", "values: ["), "YAML", ""),
     ],

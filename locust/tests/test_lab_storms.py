@@ -303,6 +303,21 @@ def test_the_collectors_pauses_before_each_kill_held_against_a_bound_and_not_mea
     assert warm.held is False and warm.measured == "no liveness kill"
 
 
+def test_the_requests_in_flight_before_the_first_kill_come_from_the_killed_containers_own_scrapes():
+    # The heavy throttled run: its reactive pod's scrapes said 0, 10, 25 ... 83, 93 requests in flight up to
+    # its first liveness kill; the container after it (killed again at +126.7 s) is another count.
+    x = line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "in_flight_before_first_kill", ">=90")
+    assert x.held, x.text()
+    assert x.measured.startswith("93 requests in flight in liveness-lab-reactive-558d68895-j4g78's scrapes before its kill"), x.measured
+    assert line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "in_flight_before_first_kill", ">=94").held is False
+    result = judge.judge_scenario(scenario("cpu-throttled-heavy"), FIXTURES / "lab-cpu-throttled-heavy")
+    assert result.figures["reactive"]["inFlightBeforeFirstKill"] == 93
+    # Not killed: nothing to count. Killed before any scrape answered (the cold pods a scale-out added): not measured.
+    assert line(FIXTURES / "lab-cpu-throttled-heavy-warm", "reactive", "in_flight_before_first_kill", ">=1").measured == "no liveness kill"
+    cold = line(FIXTURES / "lab-cold-scale-out", "reactive", "in_flight_before_first_kill", ">=1")
+    assert cold.held is None and cold.measured == "no answered scrape of the first killed container"
+
+
 # --- cold pods in a scale-out: the new pods' restarts and probe failures ---------------------------------
 
 

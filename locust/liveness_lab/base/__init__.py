@@ -27,6 +27,11 @@ DEFAULT_REQUEST_TIMEOUT_S = 10
 # cool-down between the hold and the quiet period (no option), and DemoShape's LIVENESS_LAB_*_S.
 DEMO_PHASES_S = {"ramp": 10, "hold": 180, "cooldown": 5, "quiet": 90}
 
+# Where a scripted run's Locust runs (scripts/demo.sh and scripts/lab.sh --load, a scenario's load.where):
+# this machine against kind's NodePorts, the release's own master and workers, or the first when it can
+# (demo/load_source.py).
+LOAD_WHERE = ("auto", "host", "cluster")
+
 # The lab's groups (scripts/lab.sh --group; lab.catalogue picks them): the restart storms (`storm: true`),
 # the remedies (the others), and the scenarios of one stack (every variant they swarm on it).
 LAB_GROUPS = ("storms", "remedies", "webflux", "servlet")

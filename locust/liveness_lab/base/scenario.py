@@ -15,6 +15,7 @@ A scenario file holds data only (adding one needs no code):
     values: {...}                  # chart values laid over the release's own (helm upgrade -f)
     variants: [blocking, reactive] # swarmed by scripts/demo.sh, from chart/values.yaml `variants:`
     load: {users: 20, rate: 1, latency_ms: 1000, ramp: 10, hold: 60, quiet: 60}   # and timeout_s (Locust's, 10)
+                                   # and where: cluster (a load this machine cannot open, see LOAD_WHERE)
     actions:                       # what the lab does while the load runs (lab.actions), in order of `at`
       - {at: 30, target: downstream, replicas: 0, grace: 0, note: the downstream goes away}
       - {at: 60, target: downstream, env: {DEMO_API_DELAY: 3s}}   # null removes a variable
@@ -42,7 +43,7 @@ from pathlib import Path
 
 import yaml  # PyYAML comes with the kubernetes client (requirements.lock)
 
-from . import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S
+from . import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, DEMO_PHASES_S, LOAD_WHERE
 from .variants import VARIANTS
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
@@ -59,7 +60,10 @@ LOAD_DEFAULTS = {
     "quiet": 60,
     "timeout_s": DEFAULT_REQUEST_TIMEOUT_S,  # a request waiting longer counts as failed (Locust's timeout)
 }
-LOAD_KEYS = set(LOAD_DEFAULTS)
+# load.where (LOAD_WHERE): "auto" follows the lab's --load; "cluster" is for a load of more connections than
+# this machine's port mappings carry (kind's docker-proxy holds two descriptors per connection, so about
+# 10,000 under a 20,000 open-file limit): the release's own workers open them inside the cluster.
+LOAD_KEYS = set(LOAD_DEFAULTS) | {"where"}
 
 # The prediction vocabulary, per variant: key -> what its value may be (checked by the loader, judged by
 # report.predictions, for the lab and the workshop). A count is a number or a comparison (COUNT).
@@ -95,6 +99,8 @@ PREDICTIONS = {
     "gc_paused_before_kills_pct": "a count: the percent of time the pod's JVM was stopped for garbage collection in the liveness "
     "probe's period x threshold before each of its liveness kills (as far as its scrapes answered), the lowest over the kills: "
     "report/gc.py",
+    "in_flight_before_first_kill": "a count: the most requests in flight (demo_requests_in_flight) the variant's first "
+    "liveness-killed container reported in its answered scrapes before that kill: report/gc.py",
     "vthreads_queued": "a count: the most virtual threads waiting for a carrier in one reading of Boot's /actuator/info "
     "(process.virtualThreads.queued) during the load: report/scheduler.py",
 }
@@ -399,8 +405,13 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
     for v in variants:
         if not isinstance(v, str) or known is not None and v not in known:
             raise ScenarioError(path, "variants", f"unknown variant {v!r}; chart/values.yaml has {', '.join(known or VARIANTS)}")
-    load = dict(LOAD_DEFAULTS)
+    load = dict(LOAD_DEFAULTS, where="auto")
     for key, value in known_keys(path, "load", data.get("load"), LOAD_KEYS).items():
+        if key == "where":
+            if value not in LOAD_WHERE:
+                raise ScenarioError(path, "load.where", f"{value!r} is not one of {', '.join(LOAD_WHERE)}")
+            load[key] = value
+            continue
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if (
             not number

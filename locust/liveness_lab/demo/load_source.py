@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import socket
 
+from liveness_lab.base import LOAD_WHERE as CHOICES
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.variants import VARIANTS
 
-CHOICES = ("auto", "host", "cluster")
 HOST_TARGET = "host: Locust on this machine, kind NodePorts on 127.0.0.1"
 
 

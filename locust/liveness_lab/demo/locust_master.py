@@ -288,8 +288,10 @@ class ClusterLocust:
     def history_path(self) -> Path:
         return self.out / "locust_stats_history.csv"
 
-    def check(self) -> MasterStatus:
-        """The master answers, has workers and serves the history (before the run waits for anything)."""
+    def check(self, want: int = 1) -> MasterStatus:
+        """The master answers, has WANT workers (the chart's locust.workers: a swarm spread over fewer would
+        ask each for more users than its limits hold) and serves the history (before the run waits for
+        anything)."""
         status = self.master.status()
         if status is None:
             raise SetupError(
@@ -297,15 +299,21 @@ class ClusterLocust:
                 "is locust.enabled on in the release? kubectl get pods -l app.kubernetes.io/component=locust; or use --load host",
             )
         waited = 0.0
-        while not status.workers and waited < WORKER_WAIT_S:
+        while (status.workers or 0) < want and waited < WORKER_WAIT_S:
             if waited == 0:
-                LOG.info("the release's Locust master has no worker yet: waiting up to %s s for one to connect", WORKER_WAIT_S)
+                LOG.info(
+                    "the release's Locust master has %s of its %s worker(s): waiting up to %s s for them to connect",
+                    status.workers or 0,
+                    want,
+                    WORKER_WAIT_S,
+                )
             self.sleep(2)
             waited += 2
             status = self.master.status() or status
-        if not status.workers:
+        if (status.workers or 0) < want:
             raise SetupError(
-                f"the release's Locust master has no worker connected after {WORKER_WAIT_S} s ({self.master})",
+                f"the release's Locust master has {status.workers or 0} of its {want} worker(s) connected after {WORKER_WAIT_S} s "
+                f"({self.master})",
                 "kubectl get pods -l app.kubernetes.io/component=locust-worker (locust.workers in the chart's values)",
             )
         self._history_place()
@@ -322,9 +330,9 @@ class ClusterLocust:
         if master_now is not None:
             self.clock_offset_s = round(master_now - self.clock(), 3)
 
-    def prepare(self) -> MasterStatus:
-        """check(), then the stats cleared and the history's place noted: just before start()."""
-        status = self.check()
+    def prepare(self, want: int = 1) -> MasterStatus:
+        """check(WANT), then the stats cleared and the history's place noted: just before start()."""
+        status = self.check(want)
         self.master.reset_stats()
         self._history_place()
         return status

@@ -60,6 +60,14 @@ def defaults_from_deployments(deployments: dict) -> ReleaseDefaults:
     return ReleaseDefaults([v for v in VARIANTS if v in latency], latency, settings)
 
 
+def locust_workers(deployments: dict) -> int:
+    """The release's Locust workers as its worker Deployment asks for them (locust.workers), at least 1."""
+    for d in deployments.get("items", []):
+        if (d["metadata"].get("labels") or {}).get(COMPONENT_LABEL) == "locust-worker":
+            return max(1, int(d["spec"].get("replicas") or 1))
+    return 1
+
+
 def restarted_pods(pods: dict, variants: list[str]) -> list[str]:
     """The variants' pods (not being deleted) whose containers restarted."""
     out = []

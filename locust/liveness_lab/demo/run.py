@@ -296,6 +296,7 @@ class Demo:
         self.locust: subprocess.Popen | ClusterLocust | None = None
         self.load, self.load_reason = "host", ""
         self.master = None  # the release's Locust master (master.LocustMaster)
+        self.locust_workers = 1  # the workers the release's Locust Deployment asks for (--load cluster waits for them)
 
     # --- the cluster -------------------------------------------------------------------------------
 
@@ -370,7 +371,8 @@ class Demo:
         self.master = release_master(api, self.environ)
         ensure_no_swarm(self.master, self.opts.stop_swarm)
         if self.load == "cluster":  # the master must be able to run it, before anything waits
-            status = ClusterLocust(self.master, plan.out, self.opts.total_s).check()
+            self.locust_workers = rel.locust_workers(api.deployments())
+            status = ClusterLocust(self.master, plan.out, self.opts.total_s).check(self.locust_workers)
             LOG.info("in-cluster Locust: %s, %s worker(s) connected", status.state, status.workers)
         if not self.opts.keep_pods:
             # A pod that restarted before carries its CrashLoopBackOff delay and the kubelet's spent event
@@ -520,7 +522,7 @@ class Demo:
         self.master.log_path = plan.out / "locust.log"
         self.master.log_path.write_text(f"# --load cluster ({self.load_reason}): the release's Locust master, {self.master}\n")
         locust = ClusterLocust(self.master, plan.out, o.total_s)
-        status = locust.prepare()
+        status = locust.prepare(self.locust_workers)
         record.target = (
             f"cluster: the release's Locust master ({status.workers} worker(s)), driven through the API server; "
             "requests to the variants' Services"

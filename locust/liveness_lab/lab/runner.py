@@ -82,8 +82,23 @@ def worst(codes: list[int]) -> int:
     return CANNOT_TELL if CANNOT_TELL in codes else HELD
 
 
+def load_where(scenario: Scenario, requested: str = "auto") -> str:
+    """Where SCENARIO's Locust runs when the lab was asked for REQUESTED (--load): the scenario's own
+    load.where unless it is auto; a contradiction is a set-up error (a load of 20,000 connections cannot
+    run on this machine, nor a host one in the cluster)."""
+    own = scenario.load["where"]
+    if own == "auto" or requested == own:
+        return requested
+    if requested == "auto":
+        return own
+    raise SetupError(
+        f"scenario {scenario.name} runs its load with --load {own} (its load.where), not {requested}",
+        f"leave --load out, or leave {scenario.name} out (--only)",
+    )
+
+
 def demo_options(scenario: Scenario, folder: Path, where: str = "auto") -> DemoOptions:
-    """The scripted run of SCENARIO's load into FOLDER, its Locust WHERE (--load)."""
+    """The scripted run of SCENARIO's load into FOLDER, its Locust where WHERE (--load) and the scenario say."""
     load = scenario.load
     return DemoOptions(
         hold=load["hold"],
@@ -95,7 +110,7 @@ def demo_options(scenario: Scenario, folder: Path, where: str = "auto") -> DemoO
         request_timeout_s=load["timeout_s"],
         variants=list(scenario.variants),
         out=folder,
-        load=where,
+        load=load_where(scenario, where),
         command=f"scripts/lab.sh (scenario {scenario.name})",
     )
 
@@ -129,6 +144,8 @@ class Lab:
             raise SetupError(f"a scenario is wrong: {e}", "fix the field it names (python -m liveness_lab.lab check, from locust/)") from e
         if not chosen:
             raise SetupError("no scenario chosen", "check --only, --quick and --group (each narrows the others)")
+        for scenario in chosen:
+            load_where(scenario, self.opts.load)  # a --load the scenario cannot run with: said before the cluster is touched
         return chosen
 
     def connect(self) -> None:

@@ -8,7 +8,9 @@ started). For each liveness kill, the killed container's last answered scrape be
 earliest one at most ``window`` seconds before that: the pause seconds between them over the seconds
 between them. A JVM collecting back to back answers few scrapes, so the last one may come some seconds
 before the kill (``last_answer_s``); a kill with no two answered scrapes of its container there is not
-measured.
+measured. With it, the most requests the killed container said it held in flight before the kill (its
+``inFlight``, over all its answered scrapes): how many waiting requests its heap held when the collector took
+over, the figure docs/benchmark.md predicts from the bytes each one holds.
 """
 
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ class GcBeforeKill:
     paused_s: float | None  # GC pauses between the two scrapes; None: not measured
     span_s: float | None  # seconds between the two scrapes
     last_answer_s: float | None  # seconds from the last answered scrape to the kill
+    in_flight: int | None = None  # the most requests in flight the container reported before the kill
 
     @property
     def share(self) -> float | None:
@@ -37,7 +40,7 @@ def gc_before_kills(timeline: list[dict], variant: str, kills: list[tuple[str, f
         if r["kind"] != "metrics":
             continue
         for pod, m in r["pods"].items():
-            if m.get("variant") == variant and "gcPauseS" in m:
+            if m.get("variant") == variant:
                 samples.setdefault(pod, []).append(m)
     found = []
     for pod, t in kills:
@@ -46,17 +49,21 @@ def gc_before_kills(timeline: list[dict], variant: str, kills: list[tuple[str, f
             found.append(GcBeforeKill(pod, t, None, None, None))
             continue
         last = before[-1]
-        # The same container: a restart count that moved, or a total that fell, began a new one.
-        same = [last]
+        # The same container: a restart count that moved, or a GC total that fell, began a new one.
+        life = [last]
         for m in reversed(before[:-1]):
-            if m["restarts"] != last["restarts"] or m["gcPauseS"] > same[-1]["gcPauseS"] or m["t"] < last["t"] - window:
+            if m["restarts"] != last["restarts"] or m.get("gcPauseS", 0) > life[-1].get("gcPauseS", float("inf")):
                 break
-            same.append(m)
-        first, span = same[-1], last["t"] - same[-1]["t"]
+            life.append(m)
+        held = [m["inFlight"] for m in life if "inFlight" in m]
+        in_flight = max(held) if held else None
+        same = [m for m in life if "gcPauseS" in m and m["t"] >= last["t"] - window]
+        span = same[0]["t"] - same[-1]["t"] if same else 0.0
         if span < MIN_SPAN_S:
-            found.append(GcBeforeKill(pod, t, None, None, round(t - last["t"], 1)))
+            found.append(GcBeforeKill(pod, t, None, None, round(t - last["t"], 1) if same else None, in_flight))
             continue
-        found.append(GcBeforeKill(pod, t, round(last["gcPauseS"] - first["gcPauseS"], 3), round(span, 1), round(t - last["t"], 1)))
+        paused = round(same[0]["gcPauseS"] - same[-1]["gcPauseS"], 3)
+        found.append(GcBeforeKill(pod, t, paused, round(span, 1), round(t - same[0]["t"], 1), in_flight))
     return found
 
 
@@ -64,3 +71,9 @@ def lowest_share(found: list[GcBeforeKill]) -> float | None:
     """The smallest share of time stopped for GC among the measured kills: what every kill showed at least."""
     shares = [g.share for g in found if g.share is not None]
     return min(shares) if shares else None
+
+
+def first_kill_in_flight(found: list[GcBeforeKill]) -> int | None:
+    """The requests in flight the first killed container reported before its kill (None: not measured)."""
+    first = min(found, key=lambda g: g.t, default=None)
+    return None if first is None else first.in_flight

@@ -397,6 +397,14 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
             f"answered {between(waits)} s before the kill)"
         )
         return line(f"{expected} %", text, count_state(expected, round(100 * lowest_share(ev.gc)), True))
+    if key == "in_flight_before_first_kill":
+        if not a.liveness_kills:
+            return line(str(expected), "no liveness kill", NOT_HELD)
+        first = min(ev.gc, key=lambda g: g.t, default=None)
+        if first is None or first.in_flight is None:
+            return line(str(expected), "no answered scrape of the first killed container", NOT_MEASURED)
+        text = f"{first.in_flight} requests in flight in {first.pod}'s scrapes before its kill at +{first.t - ev.started:.0f} s"
+        return line(str(expected), text, count_state(expected, first.in_flight, True))
     if key == "first_kills_spread_s":
         spread = first_kills_spread(a)
         if spread is None:
