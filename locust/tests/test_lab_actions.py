@@ -252,3 +252,210 @@ def test_the_kubelets_restart_cap_is_read_from_configz_and_a_missing_one_is_name
         kubelet.how_to_get({"maxContainerRestartPeriod": 60}) == "scripts/cluster-down.sh && scripts/cluster-up.sh --max-restart-period 60"
     )
     assert kubelet.how_to_get({"maxContainerRestartPeriod": 300}) == "scripts/cluster-down.sh && scripts/cluster-up.sh"
+
+
+# --- probes changed by an action: in the template (a rollout) or in the running pods (KEP-6318) -----------
+
+PROBE_ACTIONS = GOOD.replace(
+    "  - {at: 30, target: reactive, replicas: 3}\n",
+    "  - {at: 30, target: reactive, replicas: 3}\n"
+    "  - {at: 50, target: blocking, probe: {liveness: {timeoutSeconds: 8, periodSeconds: 10}}}\n"
+    "  - {at: 55, target: blocking, probe: {readiness: {failureThreshold: 2}}, in_place: true}\n",
+)
+
+
+def test_probe_actions_say_what_they_change_and_where(tmp_path):
+    s = scenario.load_scenario(write(tmp_path, PROBE_ACTIONS))
+    rollout, in_place = s.actions[3], s.actions[4]
+    assert rollout.probe == {"liveness": {"timeoutSeconds": 8, "periodSeconds": 10}} and not rollout.in_place
+    assert rollout.describe() == "blocking: liveness timeoutSeconds=8, periodSeconds=10 (a rollout)"
+    assert in_place.in_place and in_place.describe() == "blocking: readiness failureThreshold=2 (in its running pods)"
+    assert "in_place" not in rollout.to_json() and in_place.to_json()["in_place"] is True
+
+
+@pytest.mark.parametrize(
+    "change, field, problem",
+    [
+        (("probe: {liveness: {timeoutSeconds: 8,", "probe: {lively: {timeoutSeconds: 8,"), "actions[3].probe.lively", "unknown probe"),
+        (("{timeoutSeconds: 8, periodSeconds: 10}", "{timeout: 8}"), "actions[3].probe.liveness.timeout", "unknown setting"),
+        (("{timeoutSeconds: 8, periodSeconds: 10}", "{timeoutSeconds: 0}"), "actions[3].probe.liveness.timeoutSeconds", "from 1"),
+        (("{timeoutSeconds: 8, periodSeconds: 10}", "{successThreshold: 2}"), "actions[3].probe.liveness.successThreshold", "must be 1"),
+        (("probe: {liveness: {timeoutSeconds: 8, periodSeconds: 10}}", "probe: {}"), "actions[3].probe", "must map a probe"),
+        (("probe: {liveness: {timeoutSeconds: 8, periodSeconds: 10}}}", "probe: {liveness: {}}}"), "actions[3].probe.liveness", "must map"),
+        (("{failureThreshold: 2}}, in_place: true}", "{failureThreshold: 2}}, in_place: yes-please}"), "actions[4].in_place", "goes with"),
+        (
+            ("target: reactive, replicas: 3}", "target: reactive, replicas: 3, in_place: true}"),
+            "actions[2].in_place",
+            "goes with probe only",
+        ),
+        (("periodSeconds: 10}}}", "periodSeconds: 10}}, env: {A: b}}"), "actions[3]", "needs one of replicas"),
+    ],
+)
+def test_a_bad_probe_action_is_refused_naming_the_field(tmp_path, change, field, problem):
+    assert change[0] in PROBE_ACTIONS
+    path = write(tmp_path, PROBE_ACTIONS.replace(*change))
+    with pytest.raises(scenario.ScenarioError) as e:
+        scenario.load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {field}: ") and problem in str(e.value), str(e.value)
+
+
+class ProbeApi(Api):
+    """Api with the probes of the Deployment's template and of its two running pods, as the API server
+    defaults them (every field present)."""
+
+    def __init__(self, clock):
+        super().__init__(clock)
+        probe = {"httpGet": {"path": "/livez", "port": "http"}, "timeoutSeconds": 1, "periodSeconds": 5, "failureThreshold": 3}
+        self.template = {"livenessProbe": dict(probe)}
+        self.pods = {f"liveness-lab-blocking-{x}": {"livenessProbe": dict(probe)} for x in ("a", "b")}
+
+    def deployment(self, name):
+        d = super().deployment(name)
+        d["spec"]["template"]["spec"]["containers"][0].update(copy.deepcopy(self.template))
+        return d
+
+    def component_pods(self, component):
+        return [{"metadata": {"name": n}, "spec": {"containers": [copy.deepcopy(c)]}} for n, c in self.pods.items()]
+
+    def set_probe(self, name, kind, fields, pod=False, dry_run=False):
+        self.calls.append(("probe", name, kind, fields, pod, round(self.clock())))
+        target = self.pods[name] if pod else self.template
+        target[f"{kind}Probe"].update(fields)
+        if not pod:
+            self.rolled_out_at = self.clock() + 15
+
+
+def test_a_probe_changed_in_the_template_is_a_rollout_and_in_place_changes_each_running_pod_then_both_are_put_back():
+    steps = [
+        scenario.Action(20, "blocking", probe={"liveness": {"timeoutSeconds": 8, "periodSeconds": 10}}),
+        scenario.Action(40, "blocking", probe={"liveness": {"failureThreshold": 6}}, in_place=True),
+    ]
+    clock = Clock()
+    api = ProbeApi(clock)
+    runner, records = run_actions(api, clock, steps, until=120)
+    assert api.calls == [
+        ("probe", "liveness-lab-blocking", "liveness", {"timeoutSeconds": 8, "periodSeconds": 10}, False, 1020),
+        ("probe", "liveness-lab-blocking-a", "liveness", {"failureThreshold": 6}, True, 1040),
+        ("probe", "liveness-lab-blocking-b", "liveness", {"failureThreshold": 6}, True, 1040),
+    ]
+    # The rollout is done once the Deployment runs it (15 s); the pods' change needs none, done at once.
+    assert [(r["kind"], r["index"], r["t"]) for r in records] == [
+        ("action", 0, 20), ("action-done", 0, 35), ("action", 1, 40), ("action-done", 1, 40)
+    ]  # fmt: skip
+    assert records[2]["inPlace"] is True and records[2]["pods"] == ["liveness-lab-blocking-a", "liveness-lab-blocking-b"]
+    assert "inPlace" in records[0] and records[0]["inPlace"] is False
+    del api.pods["liveness-lab-blocking-b"]  # replaced since: nothing to put back in it
+    assert runner.undo() == [
+        "liveness-lab-blocking: liveness probe put back",
+        "pod liveness-lab-blocking-a: liveness probe put back in place",
+    ]
+    assert api.template["livenessProbe"] | {} == {"httpGet": {"path": "/livez", "port": "http"}, "timeoutSeconds": 1, "periodSeconds": 5,
+                                                  "failureThreshold": 3}  # fmt: skip
+    assert api.pods["liveness-lab-blocking-a"]["livenessProbe"]["failureThreshold"] == 3
+    assert runner.undo() == []
+
+
+def test_a_probe_changed_in_the_template_makes_the_runs_new_pods_its_own_and_one_in_place_does_not():
+    from liveness_lab.report.facts import rolls_out
+
+    assert rolls_out({"probe": {"liveness": {"timeoutSeconds": 8}}, "inPlace": False})
+    assert not rolls_out({"probe": {"liveness": {"timeoutSeconds": 8}}, "inPlace": True})
+    assert rolls_out({"env": {"A": "b"}}) and not rolls_out({"replicas": 2})
+
+
+def test_the_kills_after_the_last_action_count_from_its_end(tmp_path):
+    """The crash run: reactive killed once, at +41.3 s, after the downstream went at +30 s and before it came
+    back (+110 s, rolled out at +121.6 s)."""
+    import shutil
+
+    from liveness_lab.lab import judge
+    from liveness_lab.report.facts import load_run, run_facts
+    from liveness_lab.report.predictions import judge_line
+
+    def line(folder, value):
+        facts = run_facts(load_run(folder))
+        return judge_line("kills_after_actions", value, judge.evidence(facts.analyses["reactive"], facts.run, facts))
+
+    after = line(FIXTURES / "lab-dependency-crash", 0)
+    assert after.held and after.measured == "0 liveness kill(s) after the last action (done at +122 s)", after.measured
+    # Without its second action the last one is the crash (done at +30.7 s): the kill comes after it.
+    folder = shutil.copytree(FIXTURES / "lab-dependency-crash", tmp_path / "crash")
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+    kept = [r for r in records if not (r["kind"].startswith("action") and r.get("index") == 1)]
+    (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+    assert line(folder, 0).held is False and line(folder, ">=1").held
+    # An action not done within the recording (a startup too early: the scale-out never Ready): not measured.
+    late = line(FIXTURES / "lab-startup-too-early", 0)
+    assert late.held is None and "was not done when the recording ended" in late.measured
+
+
+class RefusingCore:
+    """CoreV1Api's pod calls as kind's v1.37 API server answered a probe change in a running pod
+    (fixtures/orchestration/pod-probe-refused.json, recorded 2026-11-29) or, with ACCEPT, as one with
+    MutableContainerProbes would (the dry run's 200)."""
+
+    def __init__(self, accept=False):
+        self.accept, self.patches = accept, []
+
+    def list_namespaced_pod(self, namespace, label_selector=None, _request_timeout=None):
+        probe = {"httpGet": {"path": "/livez", "port": "http"}, "timeoutSeconds": 1}
+        return {"items": [
+            {"metadata": {"name": "liveness-lab-blocking-a"}, "spec": {"containers": [{}]}, "status": {"phase": "Running"}},
+            {"metadata": {"name": "liveness-lab-reactive-b"}, "spec": {"containers": [{"livenessProbe": probe}]},
+             "status": {"phase": "Running"}},
+        ]}  # fmt: skip
+
+    def patch_namespaced_pod(self, name, namespace, body, dry_run=None, _request_timeout=None):
+        from kubernetes.client.exceptions import ApiException
+
+        self.patches.append((name, body, dry_run))
+        if not self.accept:
+            recorded = json.loads((FIXTURES / "orchestration" / "pod-probe-refused.json").read_text())
+            e = ApiException(status=recorded["code"], reason="Unprocessable Entity")
+            e.body = json.dumps(recorded)
+            raise e
+
+
+def test_whether_the_cluster_takes_probe_changes_in_running_pods_is_asked_by_a_dry_run():
+    from liveness_lab.demo.release import ClusterApi
+
+    api = ClusterApi.__new__(ClusterApi)
+    api.namespace, api.selector, api.timeout = "liveness-lab", "app.kubernetes.io/instance=liveness-lab", 10
+    api._json = lambda obj: obj
+    api.core = RefusingCore()
+    said = api.in_place_refusal()
+    assert said.startswith('the API server refused it (HTTP 422): Pod "liveness-lab-locust-6c9b5466cc-shwp7" is invalid: spec: Forbidden')
+    assert "@@" not in said  # the diff the API server adds is left out
+    # Asked of the pod with a liveness probe, one second longer, as a dry run: nothing kept.
+    assert api.core.patches == [
+        ("liveness-lab-reactive-b", [{"op": "add", "path": "/spec/containers/0/livenessProbe/timeoutSeconds", "value": 2}], "All")
+    ]
+    api.core = RefusingCore(accept=True)
+    assert api.in_place_refusal() is None
+
+
+def test_a_scenario_that_changes_probes_in_place_is_skipped_on_a_cluster_that_refuses_it_and_refused_by_name(tmp_path):
+    from liveness_lab.base.exits import SetupError
+    from liveness_lab.lab import runner
+
+    s = scenario.load_scenario(write(tmp_path, PROBE_ACTIONS))
+    plain = scenario.load_scenario(write(tmp_path, GOOD, "plain.yaml"))
+
+    class Refusing:
+        asked = 0
+
+        def in_place_refusal(self):
+            Refusing.asked += 1
+            return "the API server refused it (HTTP 422): Forbidden"
+
+    lab = runner.Lab(runner.LabOptions())
+    lab.api = Refusing()
+    assert lab.in_place_ready(plain) and Refusing.asked == 0  # nothing in place: not asked
+    assert not lab.in_place_ready(s) and lab.skipped == ["test-one"]
+    assert not lab.in_place_ready(s) and Refusing.asked == 1  # asked once per lab
+    by_name = runner.Lab(runner.LabOptions(only=["test-one"]))
+    by_name.api = Refusing()
+    with pytest.raises(SetupError) as e:
+        by_name.in_place_ready(s)
+    assert "changes probes in running pods, which this cluster refuses: the API server refused it (HTTP 422)" in e.value.message
+    assert "MutableContainerProbes" in e.value.fix

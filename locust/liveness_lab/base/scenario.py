@@ -85,6 +85,8 @@ PREDICTIONS = {
     "throughput": "'offered': median requests/s during the hold at least THROUGHPUT_SHARE (90 %) of users x rate",
     "recovery_after_actions": "a count of seconds: from the last action's end (its rollout done) until every pod of the variant is Ready "
     "and stays so",
+    "kills_after_actions": "a count: liveness kills of the variant's pods after the last action was done (its rollout, or its "
+    "change in the running pods taken)",
     "added_restarts": "a count: container restarts of the pods an action added (a scale-out's new pods)",
     "added_liveness_failures": "a count: 'Liveness probe failed' events of the pods an action added",
     "throttled_pct": "a count: percent of CFS periods throttled over the run, the variant's most throttled pod (cAdvisor's counters)",
@@ -115,7 +117,12 @@ CHOICES = {
     "throughput": {"offered"},
 }
 # The predictions that read the scenario's actions, and what they need of them.
-NEED_ACTIONS = {"recovery_after_actions": "actions", "added_restarts": "scale-up", "added_liveness_failures": "scale-up"}
+NEED_ACTIONS = {
+    "recovery_after_actions": "actions",
+    "kills_after_actions": "actions",
+    "added_restarts": "scale-up",
+    "added_liveness_failures": "scale-up",
+}
 TOP_KEYS = {
     "title",
     "order",
@@ -138,9 +145,16 @@ TOP_KEYS = {
 # `replicas` (with `grace`, the pods a scale to 0 removes are deleted with that grace period in seconds: 0 is
 # a force deletion, the pods gone from the API and their Service at once, while the kubelet still stops each
 # container with its spec's grace, preStop included: kubernetes#110507, kubernetes#115819) or its
-# container's `env` (NAME: text sets it, NAME: null removes it: a rollout); `note` says what it stands for.
+# container's `env` (NAME: text sets it, NAME: null removes it: a rollout) or its container's `probe`
+# settings (liveness, readiness or startup: the PROBE_FIELDS given; in the Deployment's template, a rollout,
+# or with `in_place: true` in its running pods, which only a cluster with in-place probe updates accepts:
+# KEP-6318, feature gate MutableContainerProbes, alpha in Kubernetes 1.38); `note` says what it stands for.
 # The target is a swarmed variant, or `downstream` when the scenario's values enable it.
-ACTION_KEYS = {"at", "target", "replicas", "grace", "env", "note"}
+ACTION_KEYS = {"at", "target", "replicas", "grace", "env", "probe", "in_place", "note"}
+PROBE_KINDS = ("liveness", "readiness", "startup")
+# The probe settings an action may change, and their least value (the API's validation: a threshold of
+# at least 1, a delay of 0 or more); a liveness or startup probe's successThreshold must stay 1.
+PROBE_FIELDS = {"timeoutSeconds": 1, "periodSeconds": 1, "failureThreshold": 1, "successThreshold": 1, "initialDelaySeconds": 0}
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 MAX_REPLICAS = 10
 # cpu_check: what of the CPU starvation check (report.verdict.cpu_check) may void a run. full: the machine
@@ -180,16 +194,22 @@ class Action:
     env: dict | None = None
     grace: int | None = None
     note: str = ""
+    probe: dict | None = None  # kind -> {field: value}
+    in_place: bool = False  # the probe changed in the running pods, not in the Deployment's template
 
     def describe(self) -> str:
-        """ "downstream: replicas 0 (its pods deleted with 0 s grace)", "downstream: DEMO_API_DELAY=3s"..."""
+        """ "downstream: replicas 0 (its pods deleted with 0 s grace)", "downstream: DEMO_API_DELAY=3s",
+        "servlet: liveness timeoutSeconds=10 (in its running pods)"..."""
         if self.replicas is not None:
             grace = f" (its pods deleted with {self.grace} s grace)" if self.grace is not None else ""
             return f"{self.target}: replicas {self.replicas}{grace}"
+        if self.probe is not None:
+            changes = "; ".join(f"{kind} " + ", ".join(f"{k}={v}" for k, v in fields.items()) for kind, fields in self.probe.items())
+            return f"{self.target}: {changes} ({'in its running pods' if self.in_place else 'a rollout'})"
         return f"{self.target}: " + ", ".join(f"{k}={v}" if v is not None else f"{k} removed" for k, v in self.env.items())
 
     def to_json(self) -> dict:
-        return {k: v for k, v in vars(self).items() if v is not None and v != ""}
+        return {k: v for k, v in vars(self).items() if v is not None and v != "" and v is not False}
 
 
 @dataclass(frozen=True)
@@ -312,8 +332,12 @@ def check_actions(path, data: dict, variants: list[str], values: dict, load: dic
                 )
         elif target not in variants:
             raise ScenarioError(path, f"{where}.target", f"{target!r} is neither a swarmed variant ({', '.join(variants)}) nor downstream")
-        if ("replicas" in a) == ("env" in a):
-            raise ScenarioError(path, where, "needs one of replicas (scale the Deployment) or env (set its container's environment)")
+        if sum(k in a for k in ("replicas", "env", "probe")) != 1:
+            raise ScenarioError(
+                path,
+                where,
+                "needs one of replicas (scale the Deployment), env (set its container's environment) or probe (change its probes)",
+            )
         replicas, env, grace = a.get("replicas"), a.get("env"), a.get("grace")
         if "replicas" in a and not (whole(replicas) and 0 <= replicas <= MAX_REPLICAS):
             raise ScenarioError(path, f"{where}.replicas", f"{replicas!r} is not a whole number from 0 to {MAX_REPLICAS}")
@@ -328,11 +352,37 @@ def check_actions(path, data: dict, variants: list[str], values: dict, load: dic
                 if not (value is None or isinstance(value, (str, int, float)) and not isinstance(value, bool)):
                     raise ScenarioError(path, f"{where}.env.{name}", f"{value!r} is not a text or null")
             env = {k: None if v is None else str(v) for k, v in env.items()}
+        probe, in_place = check_probe_change(path, where, a)
         note = a.get("note", "")
         if not isinstance(note, str):
             raise ScenarioError(path, f"{where}.note", "must be a text")
-        out.append(Action(at, target, replicas, env, grace, note.strip()))
+        out.append(Action(at, target, replicas, env, grace, note.strip(), probe, in_place))
     return sorted(out, key=lambda x: x.at)
+
+
+def check_probe_change(path, where: str, a: dict) -> tuple[dict | None, bool]:
+    """An action's `probe` (PROBE_KINDS -> PROBE_FIELDS -> a whole number) and `in_place` (with probe only)."""
+    in_place = a.get("in_place", False)
+    if "in_place" in a and not ("probe" in a and isinstance(in_place, bool)):
+        raise ScenarioError(path, f"{where}.in_place", "goes with probe only: true (the running pods) or false (a rollout)")
+    if "probe" not in a:
+        return None, False
+    probe = a["probe"]
+    if not (isinstance(probe, dict) and probe):
+        raise ScenarioError(path, f"{where}.probe", f"must map a probe ({', '.join(PROBE_KINDS)}) to the settings it changes")
+    for kind, fields in probe.items():
+        if kind not in PROBE_KINDS:
+            raise ScenarioError(path, f"{where}.probe.{kind}", f"unknown probe; known: {', '.join(PROBE_KINDS)}")
+        if not (isinstance(fields, dict) and fields):
+            raise ScenarioError(path, f"{where}.probe.{kind}", f"must map settings ({', '.join(PROBE_FIELDS)}) to whole numbers")
+        for name, value in fields.items():
+            if name not in PROBE_FIELDS:
+                raise ScenarioError(path, f"{where}.probe.{kind}.{name}", f"unknown setting; known: {', '.join(PROBE_FIELDS)}")
+            if not (whole(value) and value >= PROBE_FIELDS[name]):
+                raise ScenarioError(path, f"{where}.probe.{kind}.{name}", f"{value!r} is not a whole number from {PROBE_FIELDS[name]}")
+            if name == "successThreshold" and kind != "readiness" and value != 1:
+                raise ScenarioError(path, f"{where}.probe.{kind}.{name}", f"must be 1 for a {kind} probe (the API refuses any other)")
+    return {kind: dict(fields) for kind, fields in probe.items()}, in_place
 
 
 def check_kubelet(path, data: dict) -> dict:

@@ -181,6 +181,46 @@ class ClusterApi:
         body = [{"op": "replace", "path": "/spec/template/spec/containers/0/env", "value": env}]
         self._call(f"setting the environment of Deployment {name}", self.apps.patch_namespaced_deployment, name, self.namespace, body)
 
+    def set_probe(self, name: str, kind: str, fields: dict, pod: bool = False, dry_run: bool = False) -> None:
+        """The first container's KIND probe (liveness, readiness, startup) gets FIELDS: in Deployment NAME's
+        template (a rollout), or with POD in the running pod NAME (in place: KEP-6318, a cluster with
+        MutableContainerProbes; any other refuses it, 422). DRY_RUN: the API server validates, keeps nothing."""
+        base = "/spec/containers/0" if pod else "/spec/template/spec/containers/0"
+        # "add" of an object's member replaces it when present (RFC 6902), so a field the chart left to its
+        # default is set as well.
+        body = [{"op": "add", "path": f"{base}/{kind}Probe/{field}", "value": value} for field, value in fields.items()]
+        extra = {"dry_run": "All"} if dry_run else {}
+        if pod:
+            self._call(f"changing the {kind} probe of pod {name}", self.core.patch_namespaced_pod, name, self.namespace, body, **extra)
+        else:
+            what = f"changing the {kind} probe of Deployment {name}"
+            self._call(what, self.apps.patch_namespaced_deployment, name, self.namespace, body, **extra)
+
+    def in_place_refusal(self) -> str | None:
+        """Whether the API server takes a probe change in a running pod (KEP-6318): None when a dry run of one
+        on a pod of the release with a liveness probe passes (its timeout one second longer, nothing kept),
+        else the API server's reason (422 on a release without MutableContainerProbes)."""
+        for pod in self.pods().get("items", []):
+            probe = pod["spec"]["containers"][0].get("livenessProbe")
+            if probe and pod["status"].get("phase") == "Running":
+                break
+        else:
+            return "the release has no running pod with a liveness probe to try it on"
+        name = pod["metadata"]["name"]
+        fields = {"timeoutSeconds": int(probe.get("timeoutSeconds", 1)) + 1}
+        try:
+            self.set_probe(name, "liveness", fields, pod=True, dry_run=True)
+        except ApiUnavailable as e:
+            refused = e.__cause__
+            if getattr(refused, "status", None) not in (400, 403, 422):
+                raise
+            try:
+                message = (json.loads(refused.body).get("message") or "").splitlines()[0]  # the diff it adds is left out
+            except (TypeError, ValueError, IndexError):
+                message = None
+            return f"the API server refused it (HTTP {refused.status}): {message or refused.reason}"
+        return None
+
     def component_pods(self, component: str) -> list[dict]:
         selector = f"{self.selector},{COMPONENT_LABEL}={component}"
         found = self._call(f"listing the pods of {component}", self.core.list_namespaced_pod, self.namespace, label_selector=selector)

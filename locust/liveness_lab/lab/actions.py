@@ -2,17 +2,20 @@
 ACTION_KEYS), each at its second after the load start. An action scales its target's Deployment (and, with
 `grace`, deletes the pods a scale to 0 removes with that grace period: 0 is a force deletion, which takes
 them out of the API and their Service at once while the kubelet still stops each container with its spec's
-grace, preStop included: kubernetes#110507, kubernetes#115819) or sets and removes environment variables
-of its container (a rollout, as `kubectl set env` does).
+grace, preStop included: kubernetes#110507, kubernetes#115819), sets and removes environment variables
+of its container (a rollout, as `kubectl set env` does) or changes its container's probe settings: in the
+Deployment's template (a rollout, as `helm upgrade` does) or in its running pods (in place: KEP-6318, on a
+cluster with MutableContainerProbes; the lab asks the API server first, lab.runner).
 
 Each action is written to the run's timeline as it is done (`action`: when, what, on which target) and
 again once its Deployment has rolled out (`action-done`: every replica updated and Ready, or none left
 after a scale to 0), so the judge times kills and the recovery from the action itself, not from the
 timetable. An action the API refused is written too (`action` with `error`), and the run goes on.
 
-Afterwards ``undo`` puts back what the actions changed (the replicas and the environment each Deployment
-had before the first action on it): `helm rollback` alone would not, because Helm's three-way merge keeps
-an environment variable that no revision of the release ever set.
+Afterwards ``undo`` puts back what the actions changed (the replicas, the environment and the probes each
+Deployment had before the first action on it, and the probes of the pods changed in place that still run):
+`helm rollback` alone would not, because Helm's three-way merge keeps an environment variable that no
+revision of the release ever set, and never looks at a pod.
 """
 
 import threading
@@ -43,10 +46,28 @@ class Touched:
 
     replicas: int
     env: list[dict]
+    probes: dict = field(default_factory=dict)  # kind -> its template's probe
 
 
 def container_env(deployment: dict) -> list[dict]:
     return list(deployment["spec"]["template"]["spec"]["containers"][0].get("env") or [])
+
+
+def probes_of(spec: dict) -> dict:
+    """The first container's probes in a pod spec, by kind (liveness, readiness, startup)."""
+    container = spec["containers"][0]
+    return {kind: dict(container[f"{kind}Probe"]) for kind in ("liveness", "readiness", "startup") if container.get(f"{kind}Probe")}
+
+
+def put_back(before: dict, now: dict, changes: dict) -> dict:
+    """Per kind of CHANGES, the fields whose value NOW differs from BEFORE's, with BEFORE's value."""
+    out = {}
+    for kind, fields in changes.items():
+        back = {k: before.get(kind, {}).get(k) for k in fields if now.get(kind, {}).get(k) != before.get(kind, {}).get(k)}
+        back = {k: v for k, v in back.items() if v is not None}
+        if back:
+            out[kind] = back
+    return out
 
 
 def with_env(env: list[dict], changes: dict) -> list[dict]:
@@ -87,6 +108,7 @@ class ActionRunner:
     sleep: object = time.sleep
     done: list[dict] = field(default_factory=list)
     touched: dict[str, Touched] = field(default_factory=dict)
+    pods_changed: dict[str, dict] = field(default_factory=dict)  # pod -> its probes before an action changed them in place
 
     def __post_init__(self):
         self.stopped = threading.Event()
@@ -132,7 +154,8 @@ class ActionRunner:
         name = self.deployment_name(target)
         deployment = self.api.deployment(name)
         if target not in self.touched:
-            self.touched[target] = Touched(deployment["spec"].get("replicas", 1), container_env(deployment))
+            spec = deployment["spec"]
+            self.touched[target] = Touched(spec.get("replicas", 1), container_env(deployment), probes_of(spec["template"]["spec"]))
         return deployment
 
     def perform(self, index: int, action: Action, started: float) -> bool:
@@ -146,6 +169,19 @@ class ActionRunner:
                     for pod in self.api.component_pods(action.target):
                         self.api.delete_pod(pod["metadata"]["name"], action.grace)
                 fields["replicas"] = action.replicas
+            elif action.probe is not None:
+                fields["probe"], fields["inPlace"] = action.probe, action.in_place
+                if action.in_place:
+                    pods = [p for p in self.api.component_pods(action.target) if not p["metadata"].get("deletionTimestamp")]
+                    for pod in pods:
+                        pod_name = pod["metadata"]["name"]
+                        self.pods_changed.setdefault(pod_name, probes_of(pod["spec"]))
+                        for kind, changes in action.probe.items():
+                            self.api.set_probe(pod_name, kind, changes, pod=True)
+                    fields["pods"] = sorted(p["metadata"]["name"] for p in pods)
+                else:
+                    for kind, changes in action.probe.items():
+                        self.api.set_probe(name, kind, changes)
             else:
                 self.api.replace_env(name, with_env(container_env(deployment), action.env))
                 fields["env"] = action.env
@@ -186,7 +222,20 @@ class ActionRunner:
             if now["spec"].get("replicas", 1) != before.replicas:
                 self.api.scale_deployment(name, before.replicas)
                 said.append(f"{name}: replicas put back to {before.replicas}")
+            for kind, back in put_back(before.probes, probes_of(now["spec"]["template"]["spec"]), before.probes).items():
+                self.api.set_probe(name, kind, back)
+                said.append(f"{name}: {kind} probe put back")
         self.touched = {}
+        running = {}
+        for target in {a.target for a in self.actions if a.in_place}:
+            running |= {p["metadata"]["name"]: p for p in self.api.component_pods(target)}
+        for pod_name, before in self.pods_changed.items():
+            if pod_name not in running:
+                continue  # replaced since: its Deployment's template made the new one
+            for kind, back in put_back(before, probes_of(running[pod_name]["spec"]), before).items():
+                self.api.set_probe(pod_name, kind, back, pod=True)
+                said.append(f"pod {pod_name}: {kind} probe put back in place")
+        self.pods_changed = {}
         for line in said:
             LOG.info("after the actions: %s", line)
         return said

@@ -30,6 +30,7 @@ from liveness_lab.report.facts import (
     first_kill_after_action,
     first_kills_spread,
     hold_throughput,
+    kills_after_actions,
     load_run,
     longest_not_ready,
     longest_restart_wait,
@@ -87,6 +88,7 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
         more = {
             "firstKillAfterActionS": first_kill_after_action(a, facts.actions),
             "recoveryAfterActionsS": recovery_after_actions(a, facts.actions),
+            "killsAfterActions": kills_after_actions(a, facts.actions),
             "addedPods": None if added is None else len(added),
             "addedRestarts": None if added is None else sum(1 for r in a.pods.restarts if r.pod in added),
             "addedLivenessFailures": None if added is None else sum(1 for x in a.probes.liveness_failures if x.pod in added),

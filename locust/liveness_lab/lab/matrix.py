@@ -118,6 +118,7 @@ def where(row: Row) -> str:
 MORE_FIGURES = (
     ("firstKillAfterActionS", "first kill {:.0f} s after the first action"),
     ("recoveryAfterActionsS", "all Ready {:.0f} s after the last action"),
+    ("killsAfterActions", "{} liveness kill(s) after it"),
     ("addedPods", "{} pod(s) added"),
     ("addedRestarts", "{} restart(s) of them"),
     ("throttledPct", "throttled in {:.0f} % of periods"),
@@ -147,6 +148,7 @@ def measured(j: judge.Judgement) -> str:
 FIGURE_KEYS = {
     "firstKillAfterActionS": {"kill_timing"},
     "recoveryAfterActionsS": {"recovery_after_actions"},
+    "killsAfterActions": {"kills_after_actions"},
     "addedPods": {"added_restarts", "added_liveness_failures"},
     "addedRestarts": {"added_restarts", "added_liveness_failures"},
     "throttledPct": {"throttled_pct"},

@@ -35,6 +35,12 @@ from . import catalogue, judge, kubelet, matrix
 from .actions import ActionRunner
 
 EXIT = {judge.HELD: HELD, judge.NOT_HELD: NOT_HELD, judge.CANNOT_TELL: CANNOT_TELL}
+# Where probe changes in running pods come from (a scenario's in-place action), for the clusters that refuse
+# them: Kubernetes 1.38's alpha, off by default (docs/kubernetes-versions.md).
+IN_PLACE_FIX = (
+    "it needs Kubernetes 1.38 or later with the feature gate MutableContainerProbes on, in the API server and the kubelets "
+    "(KEP-6318, alpha): docs/kubernetes-versions.md"
+)
 # A scenario run takes its load's own time and at most this much more (upgrade, settling, report,
 # rollback), for the lock's expiry.
 SCENARIO_OVERHEAD_S = 600
@@ -135,6 +141,7 @@ class Lab:
         self.actions: ActionRunner | None = None  # the running scenario's, until undone
         self.kubelets: dict | None = None  # per node, what lab.kubelet read (once)
         self.skipped: list[str] = []
+        self.in_place: str | None = None  # why the API server refuses probe changes in running pods ("": it takes them)
 
     def choose(self) -> list[Scenario]:
         try:
@@ -189,6 +196,28 @@ class Lab:
         if asked:
             raise SetupError(f"{scenario.name} needs kubelets with {scenario.kubelet}: {why}", f"on kind: {fix}")
         LOG.warning("skipping %s: it needs kubelets with %s (%s); on kind: %s", scenario.name, scenario.kubelet, why, fix)
+        self.skipped.append(scenario.name)
+        return False
+
+    def in_place_ready(self, scenario: Scenario) -> bool:
+        """Whether the API server takes probe changes in running pods, for a scenario whose actions make one
+        (KEP-6318); asked once, by a dry run. As kubelet_ready: by name a set-up error, else skipped."""
+        if not any(a.in_place for a in scenario.actions):
+            return True
+        if self.in_place is None:
+            try:
+                self.in_place = self.api.in_place_refusal() or ""
+            except rel.ApiUnavailable as e:
+                self.in_place = f"the API server could not be asked ({e})"
+            LOG.info("probes changed in running pods: %s", self.in_place or "the API server takes them")
+        if not self.in_place:
+            return True
+        fix = IN_PLACE_FIX
+        if self.opts.only and scenario.name in self.opts.only:
+            raise SetupError(f"{scenario.name} changes probes in running pods, which this cluster refuses: {self.in_place}", fix)
+        LOG.warning(
+            "skipping %s: it changes probes in running pods, which this cluster refuses (%s); %s", scenario.name, self.in_place, fix
+        )
         self.skipped.append(scenario.name)
         return False
 
@@ -384,9 +413,9 @@ class Lab:
                     environ=self.environ,
                     clone=str(ROOT),
                 )
-                scenarios = [s for s in scenarios if self.kubelet_ready(s)]
+                scenarios = [s for s in scenarios if self.kubelet_ready(s) and self.in_place_ready(s)]
                 if not scenarios:
-                    raise SetupError(f"no scenario to run here: {', '.join(self.skipped)} need other kubelets (see above)")
+                    raise SetupError(f"no scenario to run here: {', '.join(self.skipped)} need what this cluster lacks (see above)")
                 self.claim = lock.claim("lab.sh", self.opts.repeat * sum(map(scenario_max_s, scenarios)), self.opts.command)
                 (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
                 LOG.info(
@@ -408,7 +437,7 @@ class Lab:
                 matrix.build(self.out)
                 LOG.info("lab done in %.0f s: %s (table: %s)", time.time() - started, self.out / "matrix.html", self.out / "matrix.md")
                 if self.skipped:
-                    LOG.warning("skipped (their kubelet settings are not this cluster's): %s", ", ".join(self.skipped))
+                    LOG.warning("skipped (they need what this cluster lacks, see above): %s", ", ".join(self.skipped))
                 return worst(codes)
             finally:
                 if self.restore_to is not None:

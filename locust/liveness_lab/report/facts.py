@@ -284,7 +284,13 @@ class RecordedAction:
     replicas: int | None
     done: float | None
     error: str | None = None
-    rollout: bool = False  # it changed the container's environment: a rollout, new pods
+    rollout: bool = False  # it changed the container's environment or its template's probes: a rollout, new pods
+
+
+def rolls_out(record: dict) -> bool:
+    """An `action` record whose change makes new pods: an environment, or probes set in the template (not in
+    the running pods)."""
+    return "env" in record or ("probe" in record and not record.get("inPlace"))
 
 
 def recorded_actions(timeline: list[dict]) -> list[RecordedAction]:
@@ -293,7 +299,14 @@ def recorded_actions(timeline: list[dict]) -> list[RecordedAction]:
     done = {r["index"]: r["t"] for r in timeline if r["kind"] == "action-done"}
     return [
         RecordedAction(
-            r["index"], r["t"], r["target"], r.get("what", ""), r.get("replicas"), done.get(r["index"]), r.get("error"), rollout="env" in r
+            r["index"],
+            r["t"],
+            r["target"],
+            r.get("what", ""),
+            r.get("replicas"),
+            done.get(r["index"]),
+            r.get("error"),
+            rollout=rolls_out(r),
         )
         for r in timeline
         if r["kind"] == "action" and not r.get("error")
@@ -847,6 +860,14 @@ def recovery_after_actions(a: VariantAnalysis, actions: list[RecordedAction]) ->
     if not actions or actions[-1].done is None:
         return None
     return recovery_after(a.pods.ready, actions[-1].done)
+
+
+def kills_after_actions(a: VariantAnalysis, actions: list[RecordedAction]) -> int | None:
+    """The variant's liveness kills after the last action was done (rolled out, or taken in place); None
+    when it never was within the recording."""
+    if not actions or actions[-1].done is None:
+        return None
+    return sum(1 for k in a.liveness_kills if k.t > actions[-1].done + CLOCK_SLACK_S)
 
 
 def added_pods(a: VariantAnalysis, actions: list[RecordedAction]) -> list[str] | None:

@@ -33,6 +33,7 @@ from .facts import (
     first_kills_spread,
     hold_throughput,
     kill_window,
+    kills_after_actions,
     longest_not_ready,
     longest_restart_wait,
     not_ready_during_load,
@@ -365,6 +366,18 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         if r is None:
             return line(predicted, "not Ready to the end of the recording", NOT_HELD)
         return line(predicted, f"all Ready {r:.0f} s after it", count_state(expected, round(r), True))
+    if key == "kills_after_actions":
+        if not ev.actions:
+            return line(str(expected), "no action recorded in the timeline", NOT_MEASURED)
+        last = ev.actions[-1]
+        if last.done is None:
+            return line(str(expected), f"the last action ({last.what}) was not done when the recording ended", NOT_MEASURED)
+        n = kills_after_actions(a, ev.actions)
+        return line(
+            str(expected),
+            f"{n} liveness kill(s) after the last action (done at +{last.done - ev.started:.0f} s)",
+            count_state(expected, n, True),
+        )
     if key in ("added_restarts", "added_liveness_failures"):
         added = added_pods(a, ev.actions)
         if added is None:
