@@ -101,7 +101,7 @@ def test_without_recorded_actions_the_timing_and_the_recovery_cannot_tell(tmp_pa
     assert "reactive recovery_after_actions: no action recorded in the timeline" in result.why_cannot_tell
     unfinished = copy(tmp_path / "b", "lab-dependency-in-liveness", drop={"action-done"})
     x = line(unfinished, "reactive", "recovery_after_actions", "<=30")
-    assert x.held is None and "had not rolled out when the recording ended" in x.measured
+    assert x.held is None and "was not done when the recording ended" in x.measured
 
 
 def test_recovery_after_the_actions_not_held_against_a_shorter_bound():

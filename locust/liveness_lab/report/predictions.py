@@ -355,29 +355,21 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         r = a.recovery_s
         measured = "not within the quiet period" if r is None else f"all Ready {r:.0f} s after load stop"
         return line("all Ready within the quiet period", measured, HELD if r is not None else NOT_HELD)
-    if key == "recovery_after_actions":
-        if not ev.actions:
-            return line(str(expected), "no action recorded in the timeline", NOT_MEASURED)
-        last = ev.actions[-1]
-        if last.done is None:
-            return line(str(expected), f"the last action ({last.what}) had not rolled out when the recording ended", NOT_MEASURED)
-        r = recovery_after_actions(a, ev.actions)
-        predicted = f"{expected} s after the last action (rolled out at +{last.done - ev.started:.0f} s)"
-        if r is None:
-            return line(predicted, "not Ready to the end of the recording", NOT_HELD)
-        return line(predicted, f"all Ready {r:.0f} s after it", count_state(expected, round(r), True))
-    if key == "kills_after_actions":
+    if key in ("recovery_after_actions", "kills_after_actions"):
         if not ev.actions:
             return line(str(expected), "no action recorded in the timeline", NOT_MEASURED)
         last = ev.actions[-1]
         if last.done is None:
             return line(str(expected), f"the last action ({last.what}) was not done when the recording ended", NOT_MEASURED)
-        n = kills_after_actions(a, ev.actions)
-        return line(
-            str(expected),
-            f"{n} liveness kill(s) after the last action (done at +{last.done - ev.started:.0f} s)",
-            count_state(expected, n, True),
-        )
+        done = f"+{last.done - ev.started:.0f} s"
+        if key == "kills_after_actions":
+            n = kills_after_actions(a, ev.actions)
+            return line(str(expected), f"{n} liveness kill(s) after the last action (done at {done})", count_state(expected, n, True))
+        r = recovery_after_actions(a, ev.actions)
+        predicted = f"{expected} s after the last action (rolled out at {done})"
+        if r is None:
+            return line(predicted, "not Ready to the end of the recording", NOT_HELD)
+        return line(predicted, f"all Ready {r:.0f} s after it", count_state(expected, round(r), True))
     if key in ("added_restarts", "added_liveness_failures"):
         added = added_pods(a, ev.actions)
         if added is None:
