@@ -264,22 +264,25 @@ def test_a_master_that_cannot_run_it_is_a_setup_error(stand_in, tmp_path, kwargs
         assert asked == 1 + master.WORKER_WAIT_S // 2, asked
 
 
+def connecting(api, asked, at, workers, original=master.LocustMaster.status):
+    """LocustMaster.status that counts each ask in ASKED and has the stand-in master report WORKERS from the
+    AT-th ask on: workers connecting while the run waits."""
+
+    def status(self):
+        asked.append(1)
+        if len(asked) == at:
+            api.workers = workers
+        return original(self)
+
+    return status
+
+
 def test_a_worker_that_connects_while_the_run_waits_is_taken(stand_in, tmp_path):
     """Both Locust Deployments rolled: the new worker lost the old master and restarts; the run waits."""
     api, url = stand_in(workers=0)
     asked = []
-
-    def status_then_connect(original=master.LocustMaster.status):
-        def status(self):
-            asked.append(1)
-            if len(asked) == 4:
-                api.workers = 1
-            return original(self)
-
-        return status
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(master.LocustMaster, "status", status_then_connect())
+        mp.setattr(master.LocustMaster, "status", connecting(api, asked, at=4, workers=1))
         run, status, _ = drive(url, tmp_path, total_s=25)
     assert status.workers == 1 and len(asked) >= 4
 
@@ -302,19 +305,9 @@ def test_the_run_waits_for_the_second_worker_and_gives_up_without_it(stand_in, t
         drive(url, tmp_path, want=2)
     assert "has 1 of its 2 worker(s) connected after" in e.value.message
     asked = []
-
-    def status_then_connect(original=master.LocustMaster.status):
-        def status(self):
-            asked.append(1)
-            if len(asked) == 3:
-                api.workers = 2
-            return original(self)
-
-        return status
-
     (tmp_path / "two").mkdir()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(master.LocustMaster, "status", status_then_connect())
+        mp.setattr(master.LocustMaster, "status", connecting(api, asked, at=3, workers=2))
         run, status, _ = drive(url, tmp_path / "two", total_s=25, want=2)
     assert status.workers == 2 and run.returncode == 0 and len(asked) >= 3
 
