@@ -1,6 +1,7 @@
 """What a participant has done, kept server-side in a ConfigMap of the release's namespace
 (``<release>-workshop``, rendered empty by the chart and labelled for the instructor's table), so it
-survives a browser reload and a restart of the Locust master.
+survives a browser reload and a restart of the Locust master; in a rollout of the master (a step that changes
+a mode), when the old and the new one answer for a moment, each follows what the other wrote.
 
 Two keys, JSON each:
 

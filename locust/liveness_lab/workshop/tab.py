@@ -89,6 +89,7 @@ class Workshop:
         self.steps = steps
         self.by_name = {s.name: s for s in steps}
         self.names = [s.name for s in steps]
+        self.titles = {s.name: s.title for s in steps}
         self.api, self.poller, self.ticks = api, poller, ticks
         self.runner_of, self.options_of = runner_of, options_of
         self.settle_s = settle_s
@@ -144,16 +145,43 @@ class Workshop:
             self.save(force=True)
         self.loaded = True
 
-    def save(self, force: bool = False, now: float | None = None) -> ActionError | None:
+    def follow(self) -> None:
+        """The progress as the ConfigMap holds it, when someone else wrote it since this master last read or
+        wrote it. Someone else is another master of the release: a step that changes a variant's mode rolls
+        the master (its variant list names the modes), and for a moment the old one and the new one both
+        answer; an action the old one took (a step selected) is the new one's too, not overwritten by it
+        (found by the e2e: the new master kept the step it had read as it started). An unreadable
+        ConfigMap changes nothing here: the next write says so."""
+        if not self.loaded or self._rv is None:
+            return
+        try:
+            found = self.api.read_progress()
+        except ApiError:
+            return
+        if found is None or found[1] == self._rv:
+            return
+        data, self._rv = found
+        saved, start = decode(data)
+        if saved:
+            self.progress = Progress.from_json(saved, self.names)
+            self._saved = {k: v for k, v in self.progress.to_json(self.names, self.titles).items() if k != "updated"}
+        if isinstance(start, dict):
+            self.start = start
+        self._rendered = None
+        log.info("workshop: the progress another master wrote followed (step %s)", self.progress.current)
+
+    def save(self, force: bool = False, now: float | None = None, periodic: bool = False) -> ActionError | None:
         """Writes the progress to the ConfigMap (at most every SAVE_EVERY_S unless FORCE). None when it was
         kept (or there is no ConfigMap to keep it in: the tab says so); else what to answer an action with,
         503 when the API refused or did not answer, 409 when someone else wrote it twice over (the store's
-        error says the same to the tab). Never raises: the periodic check calls it too."""
+        error says the same to the tab). Never raises: the periodic check calls it too. A PERIODIC save
+        that finds the ConfigMap written by someone else follows it instead (the next check is written
+        over it); an action's writes over it once (the action is the newest thing said)."""
         now = time.time() if now is None else now
         if self._rv is None and self.store_error:
             return None  # no ConfigMap: kept in memory, and the tab says so
         self.progress.updated = now
-        body = self.progress.to_json(self.names, {s.name: s.title for s in self.steps})
+        body = self.progress.to_json(self.names, self.titles)
         comparable = {k: v for k, v in body.items() if k != "updated"}
         if not force and (comparable == self._saved or now - self._saved_at < SAVE_EVERY_S):
             return None
@@ -165,7 +193,10 @@ class Workshop:
                 return None
             except ApiError as e:
                 error = e
-                if e.status == 409 and attempt == 1:  # one master per release: what it holds wins
+                if e.status == 409 and periodic:
+                    self.follow()
+                    return None
+                if e.status == 409 and attempt == 1:  # an action: what it says wins
                     try:
                         found = self.api.read_progress()
                     except ApiError as again:
@@ -264,6 +295,7 @@ class Workshop:
         with self.lock:
             if not self.loaded:
                 self.load()
+            self.follow()
             try:
                 deployments = self.api.deployments(self.variants)
                 error = None
@@ -292,7 +324,7 @@ class Workshop:
                 )
                 changed = True
             self.progress.last = {"step": step.name, "state": self.result.state, "reason": self.result.reason, "t": round(now, 1)}
-            self.save(force=changed, now=now)
+            self.save(force=changed, now=now, periodic=True)
 
     def _plan(self, step):
         """STEP on the release as Helm has it now: (latest revision, the values STEP runs it with, the --set
@@ -383,6 +415,7 @@ class Workshop:
             )
         step = self.step(name)
         with self.lock:
+            self.follow()
             mine = self.progress.of(name)
             message = ""
             if action == "select":
@@ -419,6 +452,7 @@ class Workshop:
     def reset(self, now: float | None = None) -> dict:
         now = time.time() if now is None else now
         with self.lock:
+            self.follow()
             stopped = self.stop_swarm()
             changed = self._upgrade(None)
             self.progress.resets += 1
