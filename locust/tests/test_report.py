@@ -400,8 +400,12 @@ def test_the_recorder_reads_the_service_counters_of_every_mode_tag():
         'jvm_gc_pause_seconds_sum{action="end of minor GC",cause="Allocation Failure",gc="Copy"} 0.5125\n'
         'jvm_gc_pause_seconds_sum{action="end of major GC",cause="Allocation Failure",gc="MarkSweepCompact"} 2.25\n'
         'jvm_gc_pause_seconds_max{action="end of major GC",cause="Allocation Failure",gc="MarkSweepCompact"} 1.1\n'
+        'jvm_gc_live_data_size_bytes{application="liveness-lab-service"} 1.50790392E8\n'
+        'jvm_gc_max_data_size_bytes{application="liveness-lab-service"} 1.78978816E8\n'
+        'jvm_gc_memory_promoted_bytes_total{application="liveness-lab-service"} 3.24960984E8\n'
     )
-    assert parse_service_metrics(text) == {"served": 952, "inFlight": 3, "gcPauseS": 2.763}
+    got = parse_service_metrics(text)
+    assert got == {"served": 952, "inFlight": 3, "gcPauseS": 2.763, "liveB": 150790392, "oldMaxB": 178978816}
     assert parse_service_metrics("# nothing here\n") == {}
 
 
@@ -438,3 +442,26 @@ def test_the_run_line_names_the_kubernetes_release_and_kubelets_of_another():
     mixed = {"kubernetes": {"server": "v1.37.0", "kubelets": ["v1.36.4", "v1.37.0"]}}
     assert build.kubernetes_words(mixed) == ", Kubernetes v1.37.0 (kubelets v1.36.4)"
     assert build.kubernetes_words({}) == build.kubernetes_words({"kubernetes": None}) == ""  # recorded before 2026-11-29
+
+
+def test_the_fullest_old_generation_is_the_largest_share_after_a_major_collection_with_its_requests_in_flight():
+    from liveness_lab.report.gc import fullest_heap
+
+    def sample(t, live, in_flight, variant="reactive"):
+        pod = {"variant": variant, "restarts": 0, "t": t, "inFlight": in_flight, "served": 0, "gcPauseS": 0.1}
+        if live is not None:
+            pod |= {"liveB": live, "oldMaxB": 178978816}
+        return {"t": t, "kind": "metrics", "pods": {f"{variant}-pod": pod}, "missed": {}}
+
+    timeline = [
+        sample(1, None, 10),
+        sample(3, 0, 20),
+        sample(5, 120 * 2**20, 12000),
+        sample(7, 150 * 2**20, 17000),
+        sample(9, 90 * 2**20, 9000),
+    ]
+    high = fullest_heap(timeline, "reactive")
+    assert (high.t, high.in_flight) == (7, 17000)
+    assert high.describe() == "150 MiB live of 171 MiB (88 %) with 17,000 requests in flight"
+    assert fullest_heap(timeline, "blocking") is None  # no scrape of it
+    assert fullest_heap(timeline[:2], "reactive") is None  # no major collection yet: a live size of 0

@@ -192,9 +192,10 @@ def causes(a: VariantAnalysis) -> str:
     return ", ".join(f"{n} {CAUSES[c]}" for c, n in counts.items()) or "-"
 
 
-def restart_items(a: VariantAnalysis) -> Items:
+def restart_items(a: VariantAnalysis, heap=None) -> Items:
     """Each restart of the variant with its own cause and what says so; each kill the probe counter saw
-    against the countdown's; the probe's own durations against its timeout."""
+    against the countdown's; the probe's own durations against its timeout; how full its old generation
+    got (HEAP, report.gc.HeapHigh)."""
     start = a.phases.start
     items = [Item(f"{r.pod} ended at +{r.t - start:.1f} s: {r.describe()}", "restart:") for r in a.pods.restarts]
     items += [Item(f"{k.pod}: a {k.probe.lower()} kill at +{k.t - start:.1f} s, its restart not seen", "kill:") for k in a.pending_kills]
@@ -213,6 +214,8 @@ def restart_items(a: VariantAnalysis) -> Items:
                 "durations:",
             )
         )
+    if heap is not None:
+        items.append(Item(f"the old generation at its fullest after a major collection: {heap.describe()}", "heap:"))
     if not a.counter:
         items.append(Item(f"the kubelet's probe counter: {a.counter_error or 'not recorded'}; causes from the events alone", "note:"))
     return Items(items, "no restart")
@@ -359,7 +362,7 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
                     Items([Item(n, "note:") for n in result.notes]),
                 ],
             ),
-            Section("Restarts and their causes", [Section(v, [restart_items(a)]) for v, a in an.items()]),
+            Section("Restarts and their causes", [Section(v, [restart_items(a, result.facts.heaps.get(v))]) for v, a in an.items()]),
             Section("Load the variants saw (their own request counts)", [load_items(result)]),
             Section("CPU starvation check", [Items(cpu_items)]),
             *(Section(name, [Image(name, path)], full_report_only=True) for name, path in (images or {}).items()),

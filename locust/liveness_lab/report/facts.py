@@ -35,7 +35,7 @@ from liveness_lab.base.probes import Probe
 from liveness_lab.base.variants import VARIANTS, mode_of, request_name
 
 from . import clock
-from .gc import GcBeforeKill, gc_before_kills
+from .gc import GcBeforeKill, HeapHigh, fullest_heap, gc_before_kills
 from .scheduler import Scheduler, schedulers
 from .settings import VariantSettings, run_settings
 
@@ -1034,6 +1034,8 @@ class RunFacts:
     schedulers: dict[str, Scheduler] = field(default_factory=dict)
     # Per variant with liveness kills, the collector's pauses before each (report.gc).
     gc: dict[str, list[GcBeforeKill]] = field(default_factory=dict)
+    # Per variant, its fullest old generation after a major collection (report.gc), where recorded.
+    heaps: dict[str, HeapHigh] = field(default_factory=dict)
 
 
 def gc_window(a: VariantAnalysis) -> float:
@@ -1095,4 +1097,5 @@ def run_facts(data: RunData) -> RunFacts:
             for v, a in analyses.items()
             if a.liveness_kills
         },
+        heaps={v: h for v in analyses if (h := fullest_heap(data.timeline, v)) is not None},
     )

@@ -11,6 +11,11 @@ before the kill (``last_answer_s``); a kill with no two answered scrapes of its 
 measured. With it, the most requests the killed container said it held in flight before the kill (its
 ``inFlight``, over all its answered scrapes): how many waiting requests its heap held when the collector took
 over, the figure docs/benchmark.md predicts from the bytes each one holds.
+
+And, killed or not, how full the collector's last major collections left each variant's old generation
+(``fullest_heap``: ``liveB`` of ``oldMaxB``, Micrometer's live data size after reclamation, beside the
+requests in flight of the same scrape): a heap that holds its waiting requests with room to spare, or one
+that the next collection cannot empty.
 """
 
 from dataclasses import dataclass
@@ -77,3 +82,36 @@ def first_kill_in_flight(found: list[GcBeforeKill]) -> int | None:
     """The requests in flight the first killed container reported before its kill (None: not measured)."""
     first = min(found, key=lambda g: g.t, default=None)
     return None if first is None else first.in_flight
+
+
+@dataclass(frozen=True)
+class HeapHigh:
+    pod: str
+    t: float
+    live_b: int  # the old generation's live bytes after the last major collection
+    old_max_b: int  # the old generation's size
+    in_flight: int | None  # the requests in flight the same scrape reported
+
+    @property
+    def pct(self) -> float:
+        return 100.0 * self.live_b / self.old_max_b
+
+    def describe(self) -> str:
+        held = f" with {self.in_flight:,} requests in flight" if self.in_flight is not None else ""
+        return f"{self.live_b / 2**20:.0f} MiB live of {self.old_max_b / 2**20:.0f} MiB ({self.pct:.0f} %){held}"
+
+
+def fullest_heap(timeline: list[dict], variant: str) -> HeapHigh | None:
+    """VARIANT's fullest old generation after a major collection in TIMELINE's answered scrapes (None: no
+    scrape had the meters, or no major collection had run: a live size of 0)."""
+    best = None
+    for r in timeline:
+        if r["kind"] != "metrics":
+            continue
+        for pod, m in r["pods"].items():
+            if m.get("variant") != variant or not m.get("liveB") or not m.get("oldMaxB"):
+                continue
+            high = HeapHigh(pod, m["t"], m["liveB"], m["oldMaxB"], m.get("inFlight"))
+            if best is None or high.pct > best.pct:
+                best = high
+    return best

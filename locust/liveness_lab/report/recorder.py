@@ -10,7 +10,8 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
 - ``metrics``: every ``--metrics-every`` seconds, each variant pod's own count of the requests it served
   (``demo_work_latency_seconds_count``, summed over its ``mode`` tag) and of those in flight
   (``demo_requests_in_flight``), and the seconds its JVM has stopped for the collector since it started
-  (Micrometer's ``jvm_gc_pause_seconds_sum``, every collector and cause), read from ``/actuator/prometheus``
+  (Micrometer's ``jvm_gc_pause_seconds_sum``, every collector and cause), and its old generation's live
+  bytes after the last major collection and size (``liveB``, ``oldMaxB``), read from ``/actuator/prometheus``
   through the API server's pod proxy
   (on the management port when the pod has one),
   with the pod's restart count (a restarted container counts from 0 again); a pod that did not answer
@@ -54,6 +55,17 @@ THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_
 # The service's own meters (WorkEndpoint): requests to /api/work finished, and those being served now.
 SERVED_METRIC, IN_FLIGHT_METRIC = "demo_work_latency_seconds_count", "demo_requests_in_flight"
 GC_PAUSE_METRIC = "jvm_gc_pause_seconds_sum"
+# The old generation: what its last major collection left live, and its size (Micrometer's JvmGcMetrics:
+# "after reclamation", so it moves only when a major collection runs). Live over size is how full the
+# heap stays with what the requests in flight hold.
+LIVE_METRIC, OLD_MAX_METRIC = "jvm_gc_live_data_size_bytes", "jvm_gc_max_data_size_bytes"
+SERVICE_METERS = {
+    SERVED_METRIC: "served",
+    IN_FLIGHT_METRIC: "inFlight",
+    GC_PAUSE_METRIC: "gcPauseS",
+    LIVE_METRIC: "liveB",
+    OLD_MAX_METRIC: "oldMaxB",
+}
 # A scrape waits this long at most: a blocking pod whose event loops are all asleep answers nothing, and
 # the next sample is due anyway.
 METRICS_TIMEOUT_S = 2.0
@@ -134,13 +146,14 @@ def parse_throttle(text: str, namespace: str) -> dict:
 
 
 def parse_service_metrics(text: str) -> dict:
-    """The service's served and in-flight counts and its JVM's GC pauses in one /actuator/prometheus text,
-    each summed over its label sets (a mode tag; a collector, action and cause): {"served": n, "inFlight":
-    n, "gcPauseS": seconds}; a meter missing from the text is left out."""
+    """The service's served and in-flight counts, its JVM's GC pauses and its old generation in one
+    /actuator/prometheus text, each summed over its label sets (a mode tag; a collector, action and cause):
+    {"served": n, "inFlight": n, "gcPauseS": seconds, "liveB": bytes, "oldMaxB": bytes}; a meter missing
+    from the text is left out."""
     found = {}
     for line in text.splitlines():
         name = line.split("{", 1)[0].split(" ", 1)[0]
-        key = {SERVED_METRIC: "served", IN_FLIGHT_METRIC: "inFlight", GC_PAUSE_METRIC: "gcPauseS"}.get(name)
+        key = SERVICE_METERS.get(name)
         if key:
             try:
                 found[key] = found.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
