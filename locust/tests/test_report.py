@@ -465,3 +465,23 @@ def test_the_fullest_old_generation_is_the_largest_share_after_a_major_collectio
     assert high.describe() == "150 MiB live of 171 MiB (88 %) with 17,000 requests in flight"
     assert fullest_heap(timeline, "blocking") is None  # no scrape of it
     assert fullest_heap(timeline[:2], "reactive") is None  # no major collection yet: a live size of 0
+
+
+def test_the_recorder_reads_each_pods_cadvisor_cpu_counters_and_memory_working_set_of_its_containers_only():
+    from liveness_lab.report.recorder import parse_throttle
+
+    text = (
+        'container_cpu_cfs_periods_total{container="service",namespace="liveness-lab",pod="r-1"} 1217\n'
+        'container_cpu_cfs_throttled_periods_total{container="service",namespace="liveness-lab",pod="r-1"} 148\n'
+        'container_memory_working_set_bytes{container="service",namespace="liveness-lab",pod="r-1"} 4.4e+08 1795957176000\n'
+        'container_memory_working_set_bytes{container="",namespace="liveness-lab",pod="r-1"} 4.5e+08\n'
+        'container_memory_working_set_bytes{container="service",namespace="other",pod="x-1"} 1e+08\n'
+        'container_memory_rss{container="service",namespace="liveness-lab",pod="r-1"} 4e+08\n'
+    )
+    assert parse_throttle(text, "liveness-lab") == {
+        "r-1": {
+            "container_cpu_cfs_periods_total": 1217.0,
+            "container_cpu_cfs_throttled_periods_total": 148.0,
+            "container_memory_working_set_bytes": 4.4e8,
+        }
+    }

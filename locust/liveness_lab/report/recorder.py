@@ -24,7 +24,7 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
   ``/proc/stat`` read inside the node container (``docker exec``): its kernel is that machine's, this
   Linux host with Docker Engine, Docker Desktop's VM on macOS (whose CPUs are not the Mac's), so the
   starvation check looks at the machine the pods run on, never the host's own ``/proc``; and
-  ``throttle``: CFS throttling per pod from the kubelet's cAdvisor metrics, when the API allows
+  ``throttle``: CFS throttling per pod and its memory working set from the kubelet's cAdvisor metrics, when the API allows
   ``nodes/proxy`` (an admin kubeconfig does; the in-cluster Role does not, and the report says so);
 - ``probes``: every ``--probes-every`` seconds (a few times a probe period), the kubelet's own probe counter
   of each variant pod (``prober_probe_total`` by probe type and result, and the successful probes'
@@ -51,7 +51,13 @@ from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 
 from . import clock, scheduler
 
-THROTTLE_METRICS = ("container_cpu_cfs_throttled_periods_total", "container_cpu_cfs_periods_total", "container_cpu_usage_seconds_total")
+# cAdvisor's, per container; the working set is what the kernel's memory limit is held against (an OOM kill).
+THROTTLE_METRICS = (
+    "container_cpu_cfs_throttled_periods_total",
+    "container_cpu_cfs_periods_total",
+    "container_cpu_usage_seconds_total",
+    "container_memory_working_set_bytes",
+)
 # The service's own meters (WorkEndpoint): requests to /api/work finished, and those being served now.
 SERVED_METRIC, IN_FLIGHT_METRIC = "demo_work_latency_seconds_count", "demo_requests_in_flight"
 GC_PAUSE_METRIC = "jvm_gc_pause_seconds_sum"
@@ -133,7 +139,8 @@ class MachineCpu:
 
 
 def parse_throttle(text: str, namespace: str) -> dict:
-    """Per pod, the cAdvisor CPU counters of its containers in NAMESPACE: {pod: {metric: value}}."""
+    """Per pod, the cAdvisor CPU counters and memory working set of its containers in NAMESPACE, each summed
+    over them: {pod: {metric: value}}."""
     out = {}
     for name, labels, value in metric_samples(text):
         if name not in THROTTLE_METRICS or labels.get("namespace") != namespace or not labels.get("container"):
