@@ -116,6 +116,7 @@ def test_a_load_the_host_cannot_open_runs_in_the_cluster_and_a_contradicting_loa
 
     big = scenario_file.load_scenario(write(tmp_path, GOOD.replace("hold: 30", "hold: 30, where: cluster")))
     assert runner.demo_options(big, tmp_path / "run").load == "cluster"  # the lab's default, auto
+    assert runner.demo_options(big, tmp_path / "run").load_why == "scenario test-one's load.where"  # what the run says
     assert runner.demo_options(big, tmp_path / "run", "cluster").load == "cluster"
     with pytest.raises(SetupError, match=r"test-one runs its load with --load cluster \(its load.where\), not host"):
         runner.demo_options(big, tmp_path / "run", "host")
@@ -126,6 +127,7 @@ def test_a_load_the_host_cannot_open_runs_in_the_cluster_and_a_contradicting_loa
     (tmp_path / "plain").mkdir()
     plain = scenario_file.load_scenario(write(tmp_path / "plain", GOOD))
     assert runner.demo_options(plain, tmp_path / "run", "host").load == "host"
+    assert runner.demo_options(plain, tmp_path / "run", "host").load_why is None  # the user's --load says it
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,7 @@ class DemoOptions:
     keep_pods: bool = False
     stop_swarm: bool = True
     load: str = "auto"  # host|cluster|auto (load_source.py)
+    load_why: str | None = None  # who chose LOAD when it is not the user's --load (a lab scenario's load.where)
     cooldown: int = COOLDOWN_S
     command: str = "scripts/demo.sh"  # recorded in the cluster lock, so a refused run can say who holds it
 
@@ -393,6 +394,8 @@ class Demo:
             except rel.ApiUnavailable as e:
                 LOG.info("could not read the release's Services (%s)", e)
         self.load, self.load_reason = choose_load(self.opts.load, services, plan.variants, self._api().release)
+        if self.opts.load_why and self.load == self.opts.load:
+            self.load_reason = self.opts.load_why
         where = (
             "Locust on this machine against the NodePorts on 127.0.0.1"
             if self.load == "host"

@@ -117,6 +117,7 @@ def demo_options(scenario: Scenario, folder: Path, where: str = "auto") -> DemoO
         variants=list(scenario.variants),
         out=folder,
         load=load_where(scenario, where),
+        load_why=f"scenario {scenario.name}'s load.where" if scenario.load["where"] != "auto" else None,
         command=f"scripts/lab.sh (scenario {scenario.name})",
     )
 
