@@ -52,7 +52,7 @@ from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 from . import clock, scheduler
 
 # cAdvisor's, per container; the working set is what the kernel's memory limit is held against (an OOM kill).
-THROTTLE_METRICS = (
+CADVISOR_METRICS = (
     "container_cpu_cfs_throttled_periods_total",
     "container_cpu_cfs_periods_total",
     "container_cpu_usage_seconds_total",
@@ -143,7 +143,7 @@ def parse_throttle(text: str, namespace: str) -> dict:
     over them: {pod: {metric: value}}."""
     out = {}
     for name, labels, value in metric_samples(text):
-        if name not in THROTTLE_METRICS or labels.get("namespace") != namespace or not labels.get("container"):
+        if name not in CADVISOR_METRICS or labels.get("namespace") != namespace or not labels.get("container"):
             continue
         if labels.get("cpu", "total") != "total":
             continue
