@@ -64,6 +64,11 @@ BUSY = ("spawning", "running")
 ACTIONS = ("select", "hint", "solution", "predict", "skip")
 
 
+def unstamped(body: dict) -> dict:
+    """A progress.json without its time of writing: what tells whether there is anything new to write."""
+    return {k: v for k, v in body.items() if k != "updated"}
+
+
 class ActionError(Exception):
     """An action refused: its HTTP status and what to say."""
 
@@ -164,7 +169,7 @@ class Workshop:
         saved, start = decode(data)
         if saved:
             self.progress = Progress.from_json(saved, self.names)
-            self._saved = {k: v for k, v in self.progress.to_json(self.names, self.titles).items() if k != "updated"}
+            self._saved = unstamped(self.progress.to_json(self.names, self.titles))
         if isinstance(start, dict):
             self.start = start
         self._rendered = None
@@ -182,7 +187,7 @@ class Workshop:
             return None  # no ConfigMap: kept in memory, and the tab says so
         self.progress.updated = now
         body = self.progress.to_json(self.names, self.titles)
-        comparable = {k: v for k, v in body.items() if k != "updated"}
+        comparable = unstamped(body)
         if not force and (comparable == self._saved or now - self._saved_at < SAVE_EVERY_S):
             return None
         status = 503
