@@ -279,6 +279,26 @@ def diagnostics() -> list[tuple[str, str]]:
     return sections
 
 
+def wait_master(web_ui: str, read, wait_s: float = 180) -> dict:
+    """The workshop's JSON (READ is conftest.web_read) once the master has rolled out, its old pod gone, and
+    it serves the tab. An upgrade that changes the master's settings (latencyMs is one: the master's env
+    has it) rolls the Locust pods out, and the first request after `helm upgrade --wait` can still reach
+    the old master as it closes (CI, 2026-11-29: RemoteDisconnected on test_9c's restore)."""
+    deadline, last = time.time() + wait_s, None
+    kubectl("rollout", "status", f"deployment/{RELEASE}-locust", "-n", NAMESPACE, f"--timeout={wait_s:.0f}s", timeout=wait_s + 10)
+    while time.time() < deadline:
+        pods = kubectl_json("get", "pods", "-n", NAMESPACE, "-l", f"{RELEASE_SELECTOR},app.kubernetes.io/component=locust")
+        leaving = [p["metadata"]["name"] for p in pods["items"] if p["metadata"].get("deletionTimestamp")]
+        try:
+            if not leaving:
+                return read(web_ui, "/liveness-lab/workshop")
+            last = f"master pod(s) still terminating: {leaving}"
+        except Exception as e:  # the new master not serving yet
+            last = e
+        time.sleep(2)
+    raise AssertionError(f"{web_ui}/liveness-lab/workshop did not answer within {wait_s:.0f} s: {last}")
+
+
 # As the scripted run and the workshop's master judge it (base.settle): every pod Ready this long.
 SETTLE_S = float(os.environ.get(SETTLE_ENV, DEFAULT_SETTLE_S))
 SETTLE_WAIT_S = 300

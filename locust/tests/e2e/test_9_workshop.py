@@ -61,27 +61,6 @@ def replace_restarted_blocking_pods() -> list[str]:
     return restarted
 
 
-def wait_master(web_ui: str, wait_s: float = 180) -> dict:
-    """The workshop's JSON once the master has rolled out, its old pod gone, and it serves the tab:
-    test_8's upgrade and rollback roll the Locust pods out, and a test right after it once met a master
-    still being replaced."""
-    deadline, last = time.time() + wait_s, None
-    kind.kubectl(
-        "rollout", "status", f"deployment/{kind.RELEASE}-locust", "-n", kind.NAMESPACE, f"--timeout={wait_s:.0f}s", timeout=wait_s + 10
-    )
-    while time.time() < deadline:
-        pods = kind.kubectl_json("get", "pods", "-n", kind.NAMESPACE, "-l", f"{kind.RELEASE_SELECTOR},app.kubernetes.io/component=locust")
-        leaving = [p["metadata"]["name"] for p in pods["items"] if p["metadata"].get("deletionTimestamp")]
-        try:
-            if not leaving:
-                return web_read(web_ui, "/liveness-lab/workshop")
-            last = f"master pod(s) still terminating: {leaving}"
-        except Exception as e:  # the new master not serving yet
-            last = e
-        time.sleep(2)
-    raise AssertionError(f"{web_ui}/liveness-lab/workshop did not answer within {wait_s:.0f} s: {last}")
-
-
 def check_on_screen(page) -> tuple[str, str, str]:
     panel = page.get_by_test_id("workshop-check")
     return panel.get_attribute("data-step"), panel.get_attribute("data-state"), panel.get_by_role("status").inner_text()
@@ -116,7 +95,7 @@ def open_workshop_tab(page, web_ui: str) -> None:
 
 def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(web_ui, screenshots):
     sync_api, kube = prerequisites(web_ui)
-    state = wait_master(web_ui)
+    state = kind.wait_master(web_ui, web_read)
     assert state["store"]["ok"], f"the master keeps no progress: {state['store']['error']}"
     before, values_before = container_of(deployment()), kind.helm_values()
     skipped = reset = False

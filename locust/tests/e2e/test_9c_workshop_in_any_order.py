@@ -99,6 +99,13 @@ def assert_runs(web_ui: str, step: str):
     assert_one_handler_each()
 
 
+def upgrade(web_ui: str, command: list[str], check: bool = True):
+    """COMMAND (a `helm upgrade`) run, then the master waited for: an upgrade that changes its settings
+    rolls it out, and the next request could meet the old one closing (kind.wait_master)."""
+    kind.run(command, timeout=600, check=check)
+    kind.wait_master(web_ui, web_read)
+
+
 def blocking_env() -> dict:
     d = next(d for d in deployments() if d["metadata"]["name"] == f"{kind.RELEASE}-blocking")
     return {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0]["env"]}
@@ -121,35 +128,37 @@ def test_skip_reset_shown_commands_and_own_upgrades_compose_in_any_order(web_ui,
         assert_one_handler_each()
         command = shown_command(web_ui, "raised-timeout", helm)
         print("$", " ".join(command))
-        kind.run(command, timeout=600)
+        upgrade(web_ui, command)
         assert_runs(web_ui, "raised-timeout")
         blocking = handlers()[f"{kind.RELEASE}-blocking/service/livenessProbe"]
         assert blocking == ["httpGet"], blocking
 
         # 2. A shown command, Reset, the next shown command.
         if pinned:
-            kind.run(shown_command(web_ui, "management-port", helm), timeout=600)
+            upgrade(web_ui, shown_command(web_ui, "management-port", helm))
             assert_one_handler_each()
             assert web_post(web_ui, "/liveness-lab/workshop/reset") == 200
+            kind.wait_master(web_ui, web_read)  # Reset's upgrade rolls the master out too
             assert_one_handler_each()
-            kind.run(shown_command(web_ui, "reactive", helm), timeout=600)
+            upgrade(web_ui, shown_command(web_ui, "reactive", helm))
             assert_runs(web_ui, "reactive")
 
         # 3. Skip, then the participant's own upgrade of a value no step sets.
         assert web_post(web_ui, "/liveness-lab/workshop/steps/virtual/skip") == 200
         own = [helm, "upgrade", kind.RELEASE, str(CHART), "-n", kind.NAMESPACE, "--kube-context", kind.CONTEXT]
-        kind.run([*own, "--reuse-values", "--set", "latencyMs=500", "--wait", "--timeout", "5m"], timeout=600)
+        upgrade(web_ui, [*own, "--reuse-values", "--set", "latencyMs=500", "--wait", "--timeout", "5m"])
         assert_runs(web_ui, "virtual")
         assert blocking_env()["APP_MODE"] == "virtual" and blocking_env()["DEMO_LATENCY_MS"] == "500"
         assert web_post(web_ui, "/liveness-lab/workshop/reset") == 200
+        kind.wait_master(web_ui, web_read)
         assert_runs(web_ui, "baseline")
         assert kind.helm_values() == values_before | {"latencyMs": 500}, json.dumps(kind.helm_values())
     finally:
         # The release as it was found, through Helm.
-        kind.run(
+        upgrade(
+            web_ui,
             [kind.tool("helm"), "upgrade", kind.RELEASE, str(CHART), "-n", kind.NAMESPACE, "--kube-context", kind.CONTEXT]
             + ["--reset-values", "-f", str(tmp_path / "before.yaml"), "--wait", "--timeout", "5m"],
-            timeout=600,
             check=False,
         )
         web_post(web_ui, "/liveness-lab/workshop/steps/baseline/select")
