@@ -303,6 +303,53 @@ def test_the_collectors_pauses_before_each_kill_held_against_a_bound_and_not_mea
     assert warm.held is False and warm.measured == "no liveness kill"
 
 
+def planted_gc_log(tmp_path, name, share, scrape_share=None):
+    """The throttled run's fixture with a ``gclog`` record per container restart of its reactive pod: a pause
+    of SHARE x 1 s ending each second from the start to the stop (the GC log of a JVM stopped SHARE of the
+    time); with SCRAPE_SHARE, the scrapes' totals too (planted_gc)."""
+    folder = planted_gc(tmp_path / name, scrape_share) if scrape_share is not None else copy(tmp_path / name, "lab-cpu-throttled-heavy")
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+    start, stop = records[0]["t"], records[-1]["t"]
+    pod = next(p for r in records if r["kind"] == "metrics" for p, m in r["pods"].items() if m["variant"] == "reactive")
+    ends = [start + i for i in range(1, int(stop - start))]
+    pauses = [[round(t, 3), round(share * 1000, 1), "Full"] for t in ends] if share else []
+    records.append({"t": stop, "kind": "gclog", "pod": pod, "container": "service", "restarts": 1, "lines": 50, "pauses": pauses})
+    (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+def test_the_collectors_pauses_before_a_kill_come_from_the_killed_containers_gc_log_where_it_logs_them(tmp_path):
+    # No scrape answered with a GC total: the log alone measures each kill.
+    x = line(planted_gc_log(tmp_path, "log", 0.8), "reactive", "gc_paused_before_kills_pct", ">=50")
+    assert x.held, x.text()
+    assert x.measured == "80 % of the time stopped for GC before 2 of 2 kill(s) (2 from the killed container's GC log)", x.measured
+    # The log wins over scrapes that answered only between the pauses (10 % there, 80 % in the log) ...
+    assert line(planted_gc_log(tmp_path, "both", 0.8, scrape_share=0.1), "reactive", "gc_paused_before_kills_pct", ">=50").held
+    # ... and says so when it is low: a JVM that logged 20 % is not one stopped half the time.
+    assert line(planted_gc_log(tmp_path, "low", 0.2, scrape_share=0.6), "reactive", "gc_paused_before_kills_pct", ">=50").held is False
+    # A log without pause lines (no -Xlog:gc) leaves the scrapes' share.
+    assert line(planted_gc_log(tmp_path, "none", 0, scrape_share=0.6), "reactive", "gc_paused_before_kills_pct", ">=50").held
+
+
+def test_gc_pause_lines_of_a_container_log_are_read_with_the_runtimes_timestamp_as_their_end():
+    from liveness_lab.report.gc import log_pauses, paused_between
+
+    text = (
+        "2026-11-29T19:30:00.000000000Z [0.004s][info][gc] Using Serial\n"
+        "2026-11-29T19:30:01.500000000Z [9.1s][info][gc] GC(7) Pause Young (Allocation Failure) 40M->21M(123M) 12.500ms\n"
+        '2026-11-29T19:30:02.000000000Z {"level":"INFO","message":"Started in 3.1 seconds"}\n'
+        "2026-11-29T19:30:04.000000000Z [12.0s][info][gc] GC(8) Pause Full (Allocation Failure) 84M->83M(128M) 812.345ms\n"
+    )
+    pauses = log_pauses(text)
+    assert [(kind, ms) for _, ms, kind in pauses] == [("Young", 12.5), ("Full", 812.345)]
+    assert pauses[1][0] - pauses[0][0] == 2.5
+    # The overlap with a window: the Full pause ran from 3.187655 s to 4.0 s after 19:30:00.
+    t0 = pauses[0][0] - 1.5
+    assert abs(paused_between(pauses, t0 + 3.5, t0 + 10) - 0.5) < 1e-6
+    assert abs(paused_between(pauses, t0, t0 + 10) - 0.824845) < 1e-6
+    assert paused_between(pauses, t0 + 5, t0 + 10) == 0
+
+
 def test_the_requests_in_flight_before_the_first_kill_come_from_the_killed_containers_own_scrapes():
     # The heavy throttled run: its reactive pod's scrapes said 0, 10, 25 ... 83, 93 requests in flight up to
     # its first liveness kill; the container after it (killed again at +126.7 s) is another count.

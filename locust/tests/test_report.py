@@ -485,3 +485,44 @@ def test_the_recorder_reads_each_pods_cadvisor_cpu_counters_and_memory_working_s
             "container_memory_working_set_bytes": 4.4e8,
         }
     }
+
+
+def test_the_recorder_reads_a_restarted_containers_gc_log_once_per_restart_and_says_when_it_cannot():
+    from liveness_lab.base.kube import KubeUnavailable
+    from liveness_lab.report.recorder import Recorder
+
+    log = (
+        "2026-11-29T19:30:01.5Z [9.1s][info][gc] GC(7) Pause Young (Allocation Failure) 40M->21M(123M) 12.500ms\n"
+        "2026-11-29T19:30:04Z [12.0s][info][gc] GC(8) Pause Full (Allocation Failure) 84M->83M(128M) 812.345ms\n"
+    )
+
+    class Kube:
+        namespace = "liveness-lab"
+
+        def __init__(self):
+            self.asked, self.refuse = [], False
+
+        def previous_log(self, pod, container, tail_lines):
+            self.asked.append((pod, container))
+            if self.refuse:
+                raise KubeUnavailable(f"previous log of p/service failed: ApiException: {self.refuse}")
+            return log
+
+    def pod(restarts):
+        meta = {"name": "liveness-lab-reactive-5d9c-abcde", "labels": {"app.kubernetes.io/component": "reactive"}}
+        return {"metadata": meta, "status": {"containerStatuses": [{"name": "service", "restartCount": restarts}]}}
+
+    out, kube = io.StringIO(), Kube()
+    recorder = Recorder(out, kube)
+    for n in (2, 2, 3, 3, 4):  # first seen after two restarts (before the recording): not read
+        recorder.gc_logs(pod(n))
+    kube.refuse = "(400) Bad Request"
+    recorder.gc_logs(pod(5))
+    kube.refuse = "(403) Forbidden"  # no pods/log: said once, not asked again
+    recorder.gc_logs(pod(6))
+    recorder.gc_logs(pod(7))
+    records = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert kube.asked == [("liveness-lab-reactive-5d9c-abcde", "service")] * 4
+    assert [r["kind"] for r in records] == ["gclog", "gclog", "error", "error"]
+    assert records[0]["restarts"] == 3 and [p[1:] for p in records[0]["pauses"]] == [[12.5, "Young"], [812.345, "Full"]]
+    assert records[2]["what"] == "gclog" and "(400)" in records[2]["message"]

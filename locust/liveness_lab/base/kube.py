@@ -109,6 +109,23 @@ class Kube:
             raise KubeUnavailable(f"node proxy {node}/{path} failed: {_short(e)}") from e
         return resp.data
 
+    def previous_log(self, pod: str, container: str, tail_lines: int) -> str:
+        """The last TAIL_LINES lines of CONTAINER's previous run in POD (the one its last restart ended), each
+        with the container runtime's timestamp: the kubelet keeps that one run's log until the next restart."""
+        api = self._connect()
+        try:
+            return api.read_namespaced_pod_log(
+                pod,
+                self.namespace,
+                container=container,
+                previous=True,
+                timestamps=True,
+                tail_lines=tail_lines,
+                _request_timeout=REQUEST_TIMEOUT_S * 3,
+            )
+        except Exception as e:
+            raise KubeUnavailable(f"previous log of {pod}/{container} failed: {_short(e)}") from e
+
     def probe_counts(self, nodes) -> dict:
         """The kubelet's own probe counter of this namespace's pods on NODES (probe_counts of each node's
         ``/metrics/probes``), merged: {pod: {probe type: {...}}}."""

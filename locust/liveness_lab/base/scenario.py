@@ -99,8 +99,8 @@ PREDICTIONS = {
     "first_kills_spread_s": "a count: seconds from the variant's first liveness kill to the first liveness kill of the last of its "
     "pods to be killed (how close together its pods went: 0 with one pod killed)",
     "gc_paused_before_kills_pct": "a count: the percent of time the pod's JVM was stopped for garbage collection in the liveness "
-    "probe's period x threshold before each of its liveness kills (as far as its scrapes answered), the lowest over the kills: "
-    "report/gc.py",
+    "probe's period x threshold before each of its liveness kills (from the killed container's GC log where the JVM logs its "
+    "pauses, -Xlog:gc; else as far as its scrapes answered), the lowest over the kills: report/gc.py",
     "in_flight_before_first_kill": "a count: the most requests in flight (demo_requests_in_flight) the variant's first "
     "liveness-killed container reported in its answered scrapes before that kill: report/gc.py",
     "vthreads_queued": "a count: the most virtual threads waiting for a carrier in one reading of Boot's /actuator/info "

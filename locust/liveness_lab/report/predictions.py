@@ -396,11 +396,13 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         if not measured:
             return line(f"{expected} %", f"no two answered scrapes before any of {len(ev.gc)} kill(s)", NOT_MEASURED)
         shares = sorted(round(100 * g.share) for g in measured)
-        waits = sorted(round(g.last_answer_s) for g in measured)
-        text = (
-            f"{between(shares)} % of the time stopped for GC before {len(measured)} of {len(ev.gc)} kill(s) (the last scrape "
-            f"answered {between(waits)} s before the kill)"
-        )
+        logged = sum(1 for g in measured if g.source == "log")
+        waits = sorted(round(g.last_answer_s) for g in measured if g.source != "log" and g.last_answer_s is not None)
+        text = f"{between(shares)} % of the time stopped for GC before {len(measured)} of {len(ev.gc)} kill(s)"
+        if logged:
+            text += f" ({logged} from the killed container's GC log)"
+        if waits:
+            text += f" (the last scrape answered {between(waits)} s before the kill)"
         return line(f"{expected} %", text, count_state(expected, round(100 * lowest_share(ev.gc)), True))
     if key == "in_flight_before_first_kill":
         if not a.liveness_kills:

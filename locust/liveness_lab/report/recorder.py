@@ -31,6 +31,10 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
   duration histogram, from each node's ``/metrics/probes`` through the API server: ``kube.probe_counts``),
   which no event filter thins: report.facts finds every kill in it; needs ``nodes/proxy`` like ``throttle``,
   and when it is refused an ``error`` record says so once and the report says its kills are the events' alone;
+- ``gclog``: when a variant pod's container restarts, the GC pause lines of the run that ended (the
+  kubelet keeps that one run's log until the next restart): ``report.gc.log_pauses``, each pause's end and
+  length, from a JVM that logs its collections (``-Xlog:gc``; none otherwise, and ``pauses`` is empty), so
+  the report knows how long a JVM that answered no scrape was stopped before its kill;
 - ``clock``: at the start and at the end, the cluster's clock against the host's (``report.clock``),
   so the report judges every time in one clock;
 - ``error``: the API did not answer (the run goes on; the report counts the gaps).
@@ -49,7 +53,7 @@ import time
 from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, metric_samples, pod_record
 from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 
-from . import clock, scheduler
+from . import clock, gc, scheduler
 
 # cAdvisor's, per container; the working set is what the kernel's memory limit is held against (an OOM kill).
 CADVISOR_METRICS = (
@@ -72,6 +76,9 @@ SERVICE_METERS = {
     LIVE_METRIC: "liveB",
     OLD_MAX_METRIC: "oldMaxB",
 }
+# The lines of a killed container's log read for its GC pauses: a JVM collecting back to back logs a line
+# a collection, a few thousand in the minutes before a kill at most.
+GC_LOG_LINES = 20000
 # A scrape waits this long at most: a blocking pod whose event loops are all asleep answers nothing, and
 # the next sample is due anyway.
 METRICS_TIMEOUT_S = 2.0
@@ -188,6 +195,8 @@ class Recorder:
         # The metrics thread has a client of its own: no connection shared across threads.
         self.metrics_kube, self.metrics_every = metrics_kube, metrics_every
         self.seen_events = set()
+        self.restarts_seen: dict[tuple[str, str], int] = {}  # (pod, container): restartCount
+        self.gclog_ok = True
         self.node = None
         self.machine_cpu = None
         self.throttle_ok = True
@@ -244,6 +253,29 @@ class Recorder:
         records = [pod_record(p) for p in pods]
         self.nodes |= {p["node"] for p in records if p["node"] and p["variant"]}
         self.write("pods", pods=records)
+        for pod, record in zip(pods, records, strict=True):
+            if record["variant"]:
+                self.gc_logs(pod)
+
+    def gc_logs(self, pod: dict):
+        """A ``gclog`` record for each container of POD that restarted since the last look."""
+        name = pod["metadata"]["name"]
+        for c in (pod.get("status") or {}).get("containerStatuses") or []:
+            key, count = (name, c["name"]), int(c.get("restartCount") or 0)
+            before = self.restarts_seen.setdefault(key, count)
+            if count <= before:
+                continue
+            self.restarts_seen[key] = count
+            if not self.gclog_ok:
+                continue
+            try:
+                text = self.kube.previous_log(name, c["name"], GC_LOG_LINES)
+            except KubeUnavailable as e:
+                # 403: no pods/log (the in-cluster Role's case): said once, not at every restart.
+                self.gclog_ok = "(403)" not in str(e)
+                self.write("error", what="gclog", message=str(e))
+                continue
+            self.write("gclog", pod=name, container=c["name"], restarts=count, lines=text.count("\n"), pauses=gc.log_pauses(text))
 
     def probes(self):
         """One sample of the kubelet's probe counter of every variant pod, from the nodes they run on."""
