@@ -269,6 +269,61 @@ def test_the_most_throttled_interval_not_held_below_its_bound_and_not_measured_w
     assert line(folder, "reactive", "throttled_pct", ">=50").measured == "100 % of periods"
 
 
+def planted_cgroups(tmp_path, name, rates):
+    """The warm run's fixture with the kernel's counters of its reactive pod every second from the load's
+    start: RATES is [(seconds, throttled periods of 10)], in turn; a second container (a restart) after
+    the first 30 s, counted from 0. The pod snapshots get its uid."""
+    folder = copy(tmp_path / name, "lab-cpu-throttled-heavy-warm")
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+    start = next(r["t"] for r in records if r["kind"] == "start")
+    pod = next(p["name"] for r in records if r["kind"] == "pods" for p in r["pods"] if p["variant"] == "reactive")
+    for r in records:
+        for p in r["pods"] if r["kind"] == "pods" else ():
+            p["uid"] = "0f0873bd-0659-44ee-ac5f-7d85a97df9d7" if p["name"] == pod else None
+    t, counts, planted = start, {"a": [500, 40]}, []
+    for seconds, hits in rates:
+        for _ in range(seconds):
+            t += 1
+            if t - start > 30 and "b" not in counts:
+                counts = {"b": [0, 0]}  # the restart's new cgroup; the old one is gone
+            c = next(iter(counts.values()))
+            c[0], c[1] = c[0] + 10, c[1] + hits
+            cs = {f"cri-containerd-{k}.scope": list(v) for k, v in counts.items()}
+            planted.append({"t": t, "kind": "cgroup", "node": "n", "pods": {"0f0873bd-0659-44ee-ac5f-7d85a97df9d7": cs}})
+    records = sorted(records + planted, key=lambda r: r["t"])
+    (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+def test_the_kernels_counters_every_second_find_the_most_throttled_15_s_wherever_it_falls_and_win_over_cadvisor(tmp_path):
+    # 10 s at 5 of 10, 17 s at 9 of 10, then 60 s at 1 of 10 (the restart at +30 s counted from 0): the
+    # most throttled 15 s is 90 %, which cAdvisor's reads 15 s apart would have split.
+    folder = planted_cgroups(tmp_path, "k", [(10, 5), (17, 9), (60, 1)])
+    x = line(folder, "reactive", "throttled_peak_pct", ">=85")
+    assert x.held and x.measured == "90 % of periods in its most throttled 15 s", x.text()
+    # The run's share from the same counters: (50 + 153 + 60) of 870 periods, not cAdvisor's 31 %.
+    assert line(folder, "reactive", "throttled_pct", ">=0").measured == "30 % of periods"
+    notes = run_facts(load_run(folder)).cpu.notes
+    assert any("the kernel's cpu.stat of each container, every second" in n for n in notes), notes
+    # 8 s all throttled among seconds at 2 of 10: no 15 s reach 80 % (63 % at most), though 8 s were at 100 %.
+    assert line(planted_cgroups(tmp_path, "short", [(10, 2), (8, 10), (60, 2)]), "reactive", "throttled_peak_pct", ">=80").held is False
+
+
+def test_a_cgroup_line_is_a_containers_counters_on_either_driver_and_a_pods_own_is_not():
+    from liveness_lab.report.cgroups import parse_line
+
+    systemd = (
+        "/sys/fs/cgroup/cpu/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/"
+        "kubelet-kubepods-burstable-pod0f0873bd_0659_44ee_ac5f_7d85a97df9d7.slice/cri-containerd-fa56.scope/cpu.stat 1209 12"
+    )
+    assert parse_line(systemd) == ("0f0873bd-0659-44ee-ac5f-7d85a97df9d7", "cri-containerd-fa56.scope", 1209, 12)
+    cgroupfs = "/sys/fs/cgroup/kubepods/burstable/pod0f0873bd-0659-44ee-ac5f-7d85a97df9d7/fa56/cpu.stat 7 3"
+    assert parse_line(cgroupfs) == ("0f0873bd-0659-44ee-ac5f-7d85a97df9d7", "fa56", 7, 3)
+    assert parse_line("/sys/fs/cgroup/kubepods/burstable/pod0f0873bd-0659-44ee-ac5f-7d85a97df9d7/cpu.stat 7 3") is None
+    assert parse_line("/sys/fs/cgroup/kubepods/burstable/cpu.stat 7 3") is None
+    assert parse_line("/sys/fs/cgroup/kubepods/burstable/pod0f0873bd-0659-44ee-ac5f-7d85a97df9d7/fa56/cpu.stat x 3") is None
+
+
 # --- the collector's pauses before a kill (report/gc.py) -------------------------------------------------
 
 

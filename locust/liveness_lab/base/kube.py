@@ -165,6 +165,7 @@ def pod_record(pod: dict) -> dict:
     running = next(((c.get("state") or {}).get("running") for c in containers if (c.get("state") or {}).get("running")), None)
     return {
         "name": meta.get("name", ""),
+        "uid": meta.get("uid"),  # the kernel's cgroups name the pod by it (report.cgroups)
         "variant": variant_of_pod(meta.get("name", ""), meta.get("labels")),
         "phase": status.get("phase"),
         "reason": status.get("reason"),  # "Evicted" for an evicted pod

@@ -34,7 +34,7 @@ from liveness_lab.base.kube import is_liveness_failure
 from liveness_lab.base.probes import Probe
 from liveness_lab.base.variants import VARIANTS, mode_of, request_name
 
-from . import clock
+from . import cgroups, clock
 from .gc import GcBeforeKill, HeapHigh, fullest_heap, gc_before_kills
 from .scheduler import Scheduler, schedulers
 from .settings import VariantSettings, run_settings
@@ -962,7 +962,14 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
         notes.append(f"machine CPU: no samples{f' ({why})' if why else ''}")
     machine = list(warnings)
     throttled, peak = {}, {}
-    if len(throttles) >= 2:
+    kernel = cgroups.throttled_share(timeline)
+    if kernel:
+        # The kernel's counters every second: the most throttled 15 s found exactly (report.cgroups).
+        throttled, peak = kernel, cgroups.throttled_peak(timeline, PEAK_MIN_PERIODS)
+        notes.append(
+            f"CFS throttling per pod over the run ({cgroups.SOURCE}): " + ", ".join(f"{p} {r:.0%}" for p, r in sorted(throttled.items()))
+        )
+    elif len(throttles) >= 2:
         throttled, peak = throttled_share(throttles), throttled_peak(throttles)
         notes.append(
             "CFS throttling per pod over the run: " + (", ".join(f"{p} {r:.0%}" for p, r in sorted(throttled.items())) or "no data")

@@ -24,6 +24,9 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
   ``/proc/stat`` read inside the node container (``docker exec``): its kernel is that machine's, this
   Linux host with Docker Engine, Docker Desktop's VM on macOS (whose CPUs are not the Mac's), so the
   starvation check looks at the machine the pods run on, never the host's own ``/proc``; and
+  ``cgroup``: each container's CFS counters from the kernel (``cpu.stat``), every second, read the same
+  way in each kind node that runs a variant pod (report.cgroups: cAdvisor's refresh schedule blurs a 15 s
+  window; the kernel's counters do not), keyed by pod uid (``pods`` records carry it); and
   ``throttle``: CFS throttling per pod and its memory working set from the kubelet's cAdvisor metrics, when the API allows
   ``nodes/proxy`` (an admin kubeconfig does; the in-cluster Role does not, and the report says so);
 - ``probes``: every ``--probes-every`` seconds (a few times a probe period), the kubelet's own probe counter
@@ -53,7 +56,7 @@ import time
 from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, metric_samples, pod_record
 from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 
-from . import clock, gc, scheduler
+from . import cgroups, clock, gc, scheduler
 
 # cAdvisor's, per container; the working set is what the kernel's memory limit is held against (an OOM kill).
 CADVISOR_METRICS = (
@@ -199,6 +202,7 @@ class Recorder:
         self.gclog_ok = True
         self.node = None
         self.machine_cpu = None
+        self.node_cgroups: dict[str, cgroups.NodeCgroups | None] = {}  # per node; None: not a kind node
         self.throttle_ok = True
         self.stopped = False
         self._lock = threading.Lock()
@@ -332,6 +336,17 @@ class Recorder:
         source = f"/proc/stat of the Docker machine, read in kind node {self.node}"
         self.machine_cpu = MachineCpu(self.node, lambda busy: self.write("cpu", busy=round(busy, 3), source=source))
 
+    def start_node_cgroups(self):
+        """The kernel's CFS counters of each node that runs a variant pod, once it is known to be a kind node."""
+        for node in sorted(self.nodes - set(self.node_cgroups)):
+            if not kind_node_container(node):
+                self.node_cgroups[node] = None
+                self.write(
+                    "error", what="cgroup", message=f"node {node} is not a kind node container this Docker reaches: cAdvisor's reads only"
+                )
+                continue
+            self.node_cgroups[node] = cgroups.NodeCgroups(node, lambda pods, node=node: self.write("cgroup", node=node, pods=pods))
+
     def run(self, duration):
         started = time.time()
         last_events = last_throttle = last_probes = 0.0
@@ -358,6 +373,7 @@ class Recorder:
             except KubeUnavailable as e:
                 self.write("error", what="api", message=str(e))
             self.start_machine_cpu()
+            self.start_node_cgroups()
             time.sleep(max(0.0, self.every - (time.time() - tick)))
         # A last look, so restarts that happened in the final second are counted.
         try:
@@ -370,6 +386,8 @@ class Recorder:
             sampler.join(timeout=3 * METRICS_TIMEOUT_S + 10)
         if self.machine_cpu:
             self.machine_cpu.stop()
+        for sampler in filter(None, self.node_cgroups.values()):
+            sampler.stop()
         self.clock("end")
         self.write("stop")
 
