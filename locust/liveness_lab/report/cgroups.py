@@ -9,7 +9,7 @@ most throttled 15 s is found exactly (a window sliding by the second), and the r
 count over the whole recording.
 
 Read like the machine's CPU (recorder.MachineCpu): ``docker exec`` into each kind node container that runs
-a variant pod, a shell loop there (no tool the node image lacks: bash, find and its builtins). Paths as
+a variant pod, a shell loop there (report.node_loop; no tool the node image lacks: sh, find and builtins). Paths as
 the kubelet makes them on either cgroup driver and version: ``.../kubelet-kubepods-burstable-pod<uid>.slice/
 cri-containerd-<id>.scope/cpu.stat`` (systemd) or ``.../kubepods/burstable/pod<uid>/<id>/cpu.stat``
 (cgroupfs); v1 (``cpu``) and v2 (the unified hierarchy) alike have the two counters. A node that is not a
@@ -17,8 +17,8 @@ kind container (another cluster) is not read, and the report keeps cAdvisor's re
 """
 
 import re
-import subprocess
-import threading
+
+from .node_loop import NodeLoop
 
 # One block a second: "<path> <nr_periods> <nr_throttled>" per container cgroup of a pod, then "end".
 NODE_LOOP = r"""
@@ -60,21 +60,17 @@ def parse_line(line: str):
         return None
 
 
-class NodeCgroups:
+class NodeCgroups(NodeLoop):
     """Every container's CFS counters in kind node NODE, one block a second, handed to ON_SAMPLE({uid:
     {container: [periods, throttled]}}) from a thread of its own."""
 
     def __init__(self, node: str, on_sample, docker: str = "docker"):
-        self.node, self.on_sample = node, on_sample
-        self.proc = subprocess.Popen(
-            [docker, "exec", node, "bash", "-c", NODE_LOOP], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-        )
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
+        self.on_sample = on_sample
+        super().__init__(node, NODE_LOOP, self._read, docker)
 
-    def _read(self):
+    def _read(self, lines):
         block: dict[str, dict[str, list[int]]] = {}
-        for line in self.proc.stdout:
+        for line in lines:
             line = line.rstrip("\n")
             if line == "end":
                 self.on_sample(block)
@@ -82,14 +78,6 @@ class NodeCgroups:
             elif (found := parse_line(line)) is not None:
                 uid, container, periods, throttled = found
                 block.setdefault(uid, {})[container] = [periods, throttled]
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.thread.join(timeout=5)
 
 
 def pod_names(timeline: list[dict]) -> dict[str, str]:

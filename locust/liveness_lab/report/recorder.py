@@ -57,6 +57,7 @@ from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, metric_s
 from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 
 from . import cgroups, clock, gc, scheduler
+from .node_loop import NodeLoop
 
 # cAdvisor's, per container; the working set is what the kernel's memory limit is held against (an OOM kill).
 CADVISOR_METRICS = (
@@ -119,33 +120,21 @@ def kind_node_container(node: str, docker: str = "docker") -> bool:
     return out.returncode == 0 and out.stdout.strip() not in ("", "<no value>")
 
 
-class MachineCpu:
+class MachineCpu(NodeLoop):
     """The Docker machine's CPU busy fraction, from /proc/stat inside a kind node container, one sample a
     second, handed to ON_SAMPLE(busy) from a thread of its own."""
 
     def __init__(self, node: str, on_sample, docker: str = "docker"):
-        self.node, self.on_sample = node, on_sample
-        self.proc = subprocess.Popen(
-            [docker, "exec", node, "sh", "-c", NODE_CPU_LOOP], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-        )
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
+        self.on_sample = on_sample
+        super().__init__(node, NODE_CPU_LOOP, self._read, docker)
 
-    def _read(self):
+    def _read(self, lines):
         before = None
-        for line in self.proc.stdout:
+        for line in lines:
             now = cpu_times(line)
             if now and before and now[1] > before[1]:
                 self.on_sample((now[0] - before[0]) / (now[1] - before[1]))
             before = now or before
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.thread.join(timeout=5)
 
 
 def parse_throttle(text: str, namespace: str) -> dict:
