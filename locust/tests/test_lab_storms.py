@@ -386,6 +386,36 @@ def test_the_collectors_pauses_before_a_kill_come_from_the_killed_containers_gc_
     assert line(planted_gc_log(tmp_path, "none", 0, scrape_share=0.6), "reactive", "gc_paused_before_kills_pct", ">=50").held
 
 
+def test_the_gc_kill_is_the_first_restart_and_the_cold_jvms_after_it_are_killed_or_run_out_of_heap(tmp_path):
+    # Run 1 of 2026-11-29 evening (-Xmx128m, 12,000 users): killed for liveness at +162 s with 9,875 in
+    # flight, the JVM stopped 88 % of the 15 s before (its GC log); the cold JVM after it ran out of heap
+    # in 23 s (exit 3), and the next was killed 16 s after its start, its JVM stopped 7 % of the 15 s: the
+    # kubelet had kept the failures the exited container left (prober worker: resultRun survives a
+    # restart that was not its kill).
+    folder = FIXTURES / "lab-gc-heap-full"
+    first = line(folder, "reactive", "kill_reason", "liveness-first")
+    assert first.held, first.text()
+    assert first.measured.startswith("the first restart: a liveness kill (the kubelet's probe counter"), first.measured
+    assert first.measured.endswith("then 1 a liveness kill, 1 the application's own exit"), first.measured
+    every = line(folder, "reactive", "kill_reason", "liveness")
+    assert every.held is False and "exit 3" in every.measured
+    gc = line(folder, "reactive", "gc_paused_before_first_kill_pct", ">=50")
+    assert gc.held and gc.measured == (
+        "88 % of the 15 s before liveness-lab-reactive-7899cb8959-457mb's first kill at +162 s (its GC log)"
+    ), gc.measured
+    assert line(folder, "reactive", "gc_paused_before_first_kill_pct", ">=90").held is False
+    each = line(folder, "reactive", "gc_paused_before_kills_pct", ">=50")
+    assert each.held is False and each.measured.startswith("7-88 % of the time stopped for GC before 2 of 2 kill(s)")
+    # A first restart that is the JVM's own exit, with no kill recorded: not the lesson's kill.
+    exits = copy(tmp_path, "lab-gc-heap-full", drop={"probes", "event"})
+    text = (exits / "timeline.jsonl").read_text().replace('"lastTerminatedExitCode": 143', '"lastTerminatedExitCode": 3')
+    (exits / "timeline.jsonl").write_text(text)
+    x = line(exits, "reactive", "kill_reason", "liveness-first")
+    assert x.held is False and x.measured.startswith("the first restart: the application's own exit"), x.measured
+    # Not restarted at all: no first kill.
+    assert line(FIXTURES / "lab-cpu-throttled-heavy-warm", "reactive", "kill_reason", "liveness-first").held is False
+
+
 def test_gc_pause_lines_of_a_container_log_are_read_with_the_runtimes_timestamp_as_their_end():
     from liveness_lab.report.gc import log_pauses, paused_between
 

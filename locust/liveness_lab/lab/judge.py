@@ -39,7 +39,7 @@ from liveness_lab.report.facts import (
     shed,
     throttled_pct,
 )
-from liveness_lab.report.gc import first_kill_in_flight, lowest_share
+from liveness_lab.report.gc import first_kill_in_flight, first_kill_share, lowest_share
 from liveness_lab.report.predictions import NOT_MEASURED, Evidence, Line, judge_line
 from liveness_lab.report.verdict import judge
 
@@ -95,6 +95,7 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
             "throttledPct": throttled_pct(a, facts.cpu.throttled),
             "throttledPeakPct": throttled_pct(a, facts.cpu.throttled_peak),
             "gcPausedBeforeKillsPct": None if (share := lowest_share(facts.gc.get(a.variant, []))) is None else round(100 * share, 1),
+            "gcPausedBeforeFirstKillPct": first_kill_share(facts.gc.get(a.variant, [])),
             "inFlightBeforeFirstKill": first_kill_in_flight(facts.gc.get(a.variant, [])),
             "readySharePct": ready_share(a),
             "longestNotReadyS": longest_not_ready(a),

@@ -21,6 +21,7 @@ no pod snapshots, a restart whose cause nothing recorded), or, live only, ``not 
 
 from dataclasses import asdict, dataclass, field
 
+from liveness_lab.base.causes import CAUSES
 from liveness_lab.base.scenario import COUNT, THROUGHPUT_SHARE
 
 from .facts import (
@@ -208,7 +209,7 @@ def judge_line(key: str, expected, ev: Evidence) -> Line:
             state = count_state(expected, n, ev.settled)
         return Line(v, key, str(expected), f"{n} of {total}", state, f"{v}: {n} of {total} pod(s) restarted")
     if key == "kill_reason":
-        return _kill_reason(a, ev)
+        return _kill_reason_first(a, ev) if expected == "liveness-first" else _kill_reason(a, ev)
     if key == "kill_timing":
         return _kill_timing(expected, a, ev)
     if key in ("failures", "shed", "failures_not_shed"):
@@ -260,6 +261,40 @@ def _kill_reason(a: VariantAnalysis, ev: Evidence) -> Line:
     if not restarts:
         measured = "no restart to attribute"
     return Line(v, "kill_reason", "liveness", measured, HELD, f"{v}: every restart a liveness kill of its own")
+
+
+def _kill_reason_first(a: VariantAnalysis, ev: Evidence) -> Line:
+    """kill_reason: liveness-first: the variant's first restart a liveness kill of its own; each later one a
+    liveness kill or the application's own exit (a JVM out of heap under the load that killed it)."""
+    v, expected = a.variant, "liveness-first"
+    restarts = sorted(a.pods.restarts, key=lambda r: r.t)
+    pending = [k for k in a.pending_kills if k.probe != "Liveness"]
+    if not restarts:
+        first_kill = min((k for k in a.pending_kills if k.probe == "Liveness"), key=lambda k: k.t, default=None)
+        if first_kill is None:
+            return Line(v, "kill_reason", expected, "no restart", NOT_HELD, f"{v}: no restart, so no first liveness kill")
+        return Line(v, "kill_reason", expected, "a liveness kill, its restart not come yet", HELD, f"{v}: the first kill a liveness kill")
+    first, later = restarts[0], restarts[1:]
+    counts = ", ".join(f"{sum(r.cause == c for r in later)} {CAUSES[c]}" for c in CAUSES if any(r.cause == c for r in later))
+    measured = f"the first restart: {first.describe()}" + (f"; then {counts}" if counts else "")
+    wrong = [r for r in later if r.cause not in ("liveness", "exit", "unknown")]
+    if first.cause != "liveness" and first.cause != "unknown" or wrong or pending or a.pods.evicted:
+        why = "; ".join(
+            (
+                [f"{v}: the first restart ({first.pod} at +{first.t - ev.started:.1f} s) {first.describe()}"]
+                if first.cause != "liveness"
+                else []
+            )
+            + [f"{v}: {r.pod} at +{r.t - ev.started:.1f} s restarted by {r.describe()}" for r in wrong]
+            + [f"{v}: {k.pod} killed for its {k.probe.lower()} probe" for k in pending]
+            + [f"{v}: {p} evicted" for p in a.pods.evicted]
+        )
+        return Line(v, "kill_reason", expected, measured, NOT_HELD, why)
+    unknown = [r for r in restarts if r.cause == "unknown"]
+    if unknown:
+        state = NOT_YET if ev.live else NOT_MEASURED
+        return Line(v, "kill_reason", expected, measured, state, f"{v}: {len(unknown)} restart(s) whose cause is not known yet")
+    return Line(v, "kill_reason", expected, measured, HELD, f"{v}: the first restart a liveness kill, the later ones kills or exits")
 
 
 def _kill_timing(expected, a: VariantAnalysis, ev: Evidence) -> Line:
@@ -404,6 +439,16 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         if waits:
             text += f" (the last scrape answered {between(waits)} s before the kill)"
         return line(f"{expected} %", text, count_state(expected, round(100 * lowest_share(ev.gc)), True))
+    if key == "gc_paused_before_first_kill_pct":
+        if not a.liveness_kills:
+            return line(f"{expected} %", "no liveness kill", NOT_HELD)
+        first = min(ev.gc, key=lambda g: g.t, default=None)
+        if first is None or first.share is None:
+            return line(f"{expected} %", "no GC log and no two answered scrapes before the first kill", NOT_MEASURED)
+        source = "its GC log" if first.source == "log" else f"its scrapes, the last {first.last_answer_s:.0f} s before it"
+        at = f"+{first.t - ev.started:.0f} s"
+        text = f"{100 * first.share:.0f} % of the {first.span_s:.0f} s before {first.pod}'s first kill at {at} ({source})"
+        return line(f"{expected} %", text, count_state(expected, round(100 * first.share), True))
     if key == "in_flight_before_first_kill":
         if not a.liveness_kills:
             return line(str(expected), "no liveness kill", NOT_HELD)
