@@ -86,10 +86,10 @@ timing.json, demo.log), matrix.md, a self-contained matrix.html and lab.log. Ctr
 the release first.
 
 Adding a scenario needs no code: a new file in locust/liveness_lab/lab/scenarios/ (its header says what goes in it;
-`python -m liveness_lab.lab check` from locust/ checks them all). The catalogue: 35 scenarios, 20 remedies
-(12 on WebFlux, 8 on Tomcat) and 15 restart storms (12 on WebFlux, 1 on Tomcat, 2 on both). A run is a rollout, the load (ramp + hold +
+`python -m liveness_lab.lab check` from locust/ checks them all). The catalogue: 39 scenarios, 20 remedies
+(12 on WebFlux, 8 on Tomcat) and 19 restart storms (16 on WebFlux, 1 on Tomcat, 2 on both). A run is a rollout, the load (ramp + hold +
 quiet), the report, the rollback: the load plus about 1.5 minutes (82 s measured on 2 cores), 2 for a storm
-(130 s: its actions' rollouts and recoveries). A whole pass about 157 minutes here (172 on a cluster with the
+(130 s: its actions' rollouts and recoveries). A whole pass about 186 minutes here (201 on a cluster with the
 short back-off cap, where backoff-cap-short runs too; probe-fix-in-place, 4 more, runs only where the API
 server takes probe changes in running pods: Kubernetes 1.38 with MutableContainerProbes); the lab prints its
 own estimate as it starts.
@@ -393,8 +393,8 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh",
         "--group",
         choices=LAB_GROUPS,
         default=None,
-        help="only one group: the 15 restart storms (~108 min), the 20 remedies (~68 min), or the scenarios of "
-        "one stack (webflux 24, ~131 min; servlet 9, ~35 min)",
+        help="only one group: the 19 restart storms (~137 min), the 20 remedies (~68 min), or the scenarios of "
+        "one stack (webflux 28, ~160 min; servlet 9, ~35 min)",
     )
     lab.add_argument(
         "--repeat",
