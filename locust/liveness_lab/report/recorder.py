@@ -23,7 +23,7 @@ One JSON object per line, each with ``t`` (epoch seconds, the clock of Locust's 
 - ``cpu``: the CPU busy fraction of the machine Docker runs the pods' kind node on, every second, from
   ``/proc/stat`` read inside the node container (``docker exec``): its kernel is that machine's, this
   Linux host with Docker Engine, Docker Desktop's VM on macOS (whose CPUs are not the Mac's), so the
-  starvation check looks at the machine the pods run on, never the host's own ``/proc``; and
+  starvation check looks at the machine the pods run on, never the host's own ``/proc``;
   ``cgroup``: each container's CFS counters from the kernel (``cpu.stat``), every second, read the same
   way in each kind node that runs a variant pod (report.cgroups: cAdvisor's refresh schedule blurs a 15 s
   window; the kernel's counters do not), keyed by pod uid (``pods`` records carry it); and
