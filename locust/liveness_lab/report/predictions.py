@@ -278,7 +278,7 @@ def _kill_reason_first(a: VariantAnalysis, ev: Evidence) -> Line:
     counts = ", ".join(f"{sum(r.cause == c for r in later)} {CAUSES[c]}" for c in CAUSES if any(r.cause == c for r in later))
     measured = f"the first restart: {first.describe()}" + (f"; then {counts}" if counts else "")
     wrong = [r for r in later if r.cause not in ("liveness", "exit", "unknown")]
-    if first.cause != "liveness" and first.cause != "unknown" or wrong or pending or a.pods.evicted:
+    if first.cause not in ("liveness", "unknown") or wrong or pending or a.pods.evicted:
         why = "; ".join(
             (
                 [f"{v}: the first restart ({first.pod} at +{first.t - ev.started:.1f} s) {first.describe()}"]
