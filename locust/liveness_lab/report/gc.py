@@ -140,15 +140,20 @@ def lowest_share(found: list[GcBeforeKill]) -> float | None:
     return min(shares) if shares else None
 
 
+def first_kill(found: list[GcBeforeKill]) -> GcBeforeKill | None:
+    """The variant's first kill of FOUND (None: no kill)."""
+    return min(found, key=lambda g: g.t, default=None)
+
+
 def first_kill_share(found: list[GcBeforeKill]) -> float | None:
     """The percent of time the first killed container was stopped for GC before its kill (None: not measured)."""
-    first = min(found, key=lambda g: g.t, default=None)
+    first = first_kill(found)
     return None if first is None or first.share is None else round(100 * first.share, 1)
 
 
 def first_kill_in_flight(found: list[GcBeforeKill]) -> int | None:
     """The requests in flight the first killed container reported before its kill (None: not measured)."""
-    first = min(found, key=lambda g: g.t, default=None)
+    first = first_kill(found)
     return None if first is None else first.in_flight
 
 

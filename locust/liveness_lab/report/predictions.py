@@ -43,7 +43,7 @@ from .facts import (
     shed,
     throttled_pct,
 )
-from .gc import GcBeforeKill, lowest_share
+from .gc import GcBeforeKill, first_kill, lowest_share
 from .scheduler import Scheduler
 
 HELD, NOT_YET, NOT_HELD, NOT_MEASURED = "held", "not yet", "not held", "not measured"
@@ -442,7 +442,7 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
     if key == "gc_paused_before_first_kill_pct":
         if not a.liveness_kills:
             return line(f"{expected} %", "no liveness kill", NOT_HELD)
-        first = min(ev.gc, key=lambda g: g.t, default=None)
+        first = first_kill(ev.gc)
         if first is None or first.share is None:
             return line(f"{expected} %", "no GC log and no two answered scrapes before the first kill", NOT_MEASURED)
         source = "its GC log" if first.source == "log" else f"its scrapes, the last {first.last_answer_s:.0f} s before it"
@@ -452,7 +452,7 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
     if key == "in_flight_before_first_kill":
         if not a.liveness_kills:
             return line(str(expected), "no liveness kill", NOT_HELD)
-        first = min(ev.gc, key=lambda g: g.t, default=None)
+        first = first_kill(ev.gc)
         if first is None or first.in_flight is None:
             return line(str(expected), "no answered scrape of the first killed container", NOT_MEASURED)
         text = f"{first.in_flight} requests in flight in {first.pod}'s scrapes before its kill at +{first.t - ev.started:.0f} s"
