@@ -386,34 +386,61 @@ def test_the_collectors_pauses_before_a_kill_come_from_the_killed_containers_gc_
     assert line(planted_gc_log(tmp_path, "none", 0, scrape_share=0.6), "reactive", "gc_paused_before_kills_pct", ">=50").held
 
 
-def test_the_gc_kill_is_the_first_restart_and_the_cold_jvms_after_it_are_killed_or_run_out_of_heap(tmp_path):
+def test_the_collector_ends_the_first_container_either_way_and_which_end_comes_first_is_the_race(tmp_path):
     # Run 1 of 2026-11-29 evening (-Xmx128m, 12,000 users): killed for liveness at +162 s with 9,875 in
     # flight, the JVM stopped 88 % of the 15 s before (its GC log); the cold JVM after it ran out of heap
     # in 23 s (exit 3), and the next was killed 16 s after its start, its JVM stopped 7 % of the 15 s: the
     # kubelet had kept the failures the exited container left (prober worker: resultRun survives a
     # restart that was not its kill).
     folder = FIXTURES / "lab-gc-heap-full"
-    first = line(folder, "reactive", "kill_reason", "liveness-first")
-    assert first.held, first.text()
-    assert first.measured.startswith("the first restart: a liveness kill (the kubelet's probe counter"), first.measured
-    assert first.measured.endswith("then 1 a liveness kill, 1 the application's own exit"), first.measured
+    first = line(folder, "reactive", "first_restart", "liveness")
+    assert first.held and first.measured == "a liveness kill (liveness-lab-reactive-7899cb8959-457mb at +161.9 s)", first.text()
+    both = line(folder, "reactive", "kill_reason", "liveness-or-exit")
+    assert both.held and both.measured == "2 a liveness kill, 1 the application's own exit", both.text()
     every = line(folder, "reactive", "kill_reason", "liveness")
     assert every.held is False and "exit 3" in every.measured
-    gc = line(folder, "reactive", "gc_paused_before_first_kill_pct", ">=50")
+    gc = line(folder, "reactive", "gc_paused_before_first_restart_pct", ">=50")
     assert gc.held and gc.measured == (
-        "88 % of the 15 s before liveness-lab-reactive-7899cb8959-457mb's first kill at +162 s (its GC log)"
+        "88 % of the 15 s before liveness-lab-reactive-7899cb8959-457mb's first restart at +162 s (a liveness kill), from its GC log"
     ), gc.measured
-    assert line(folder, "reactive", "gc_paused_before_first_kill_pct", ">=90").held is False
+    assert line(folder, "reactive", "gc_paused_before_first_restart_pct", ">=90").held is False
+    held = line(folder, "reactive", "in_flight_before_first_restart", ">=9000")
+    assert held.held and held.measured.startswith("9875 requests in flight in its scrapes before"), held.measured
+    assert line(folder, "reactive", "in_flight_before_first_restart", ">=9900").held is False
     each = line(folder, "reactive", "gc_paused_before_kills_pct", ">=50")
     assert each.held is False and each.measured.startswith("7-88 % of the time stopped for GC before 2 of 2 kill(s)")
-    # A first restart that is the JVM's own exit, with no kill recorded: not the lesson's kill.
+    assert judge.judge_scenario(scenario("gc-heap-full"), folder).outcome == judge.HELD
+    # The same run with the heap's end first: no kill recorded, the first container exiting (exit 3) when the
+    # kill came. The collector's share is measured before the exit the same way, the run holds, and the
+    # race's line says which end came first.
     exits = copy(tmp_path, "lab-gc-heap-full", drop={"probes", "event"})
     text = (exits / "timeline.jsonl").read_text().replace('"lastTerminatedExitCode": 143', '"lastTerminatedExitCode": 3')
-    (exits / "timeline.jsonl").write_text(text)
-    x = line(exits, "reactive", "kill_reason", "liveness-first")
-    assert x.held is False and x.measured.startswith("the first restart: the application's own exit"), x.measured
-    # Not restarted at all: no first kill.
-    assert line(FIXTURES / "lab-cpu-throttled-heavy-warm", "reactive", "kill_reason", "liveness-first").held is False
+    (exits / "timeline.jsonl").write_text(text.replace('"lastTerminatedAt": 1795979849.0', '"lastTerminatedAt": 1795979810.0'))
+    x = line(exits, "reactive", "first_restart", "liveness")
+    assert x.held is False and x.measured == "the application's own exit (liveness-lab-reactive-7899cb8959-457mb at +161.9 s)", x.text()
+    assert line(exits, "reactive", "first_restart", "exit").held
+    gc = line(exits, "reactive", "gc_paused_before_first_restart_pct", ">=50")
+    assert gc.held and "first restart at +162 s (the application's own exit), from its GC log" in gc.measured, gc.measured
+    result = judge.judge_scenario(scenario("gc-heap-full"), exits)
+    assert result.outcome == judge.HELD, [x.text() for x in result.lines]
+    assert [x.key for x in result.lines if not x.held] == ["first_restart"] and result.is_race(lines(result)[("reactive", "first_restart")])
+    # The kernel's OOM kill is neither end: the pod's limit, not its heap.
+    oom = copy(tmp_path / "oom", "lab-gc-heap-full")
+    text = (
+        (oom / "timeline.jsonl")
+        .read_text()
+        .replace(
+            '"lastTerminatedReason": "Error", "lastTerminatedExitCode": 3',
+            '"lastTerminatedReason": "OOMKilled", "lastTerminatedExitCode": 137',
+        )
+    )
+    (oom / "timeline.jsonl").write_text(text)
+    x = line(oom, "reactive", "kill_reason", "liveness-or-exit")
+    assert x.held is False and "OOMKilled" in x.why, x.text()
+    # Not restarted at all: no first restart to judge.
+    warm = FIXTURES / "lab-cpu-throttled-heavy-warm"
+    assert line(warm, "reactive", "first_restart", "liveness").measured == "no container ended"
+    assert line(warm, "reactive", "gc_paused_before_first_restart_pct", ">=50").held is False
 
 
 def test_gc_pause_lines_of_a_container_log_are_read_with_the_runtimes_timestamp_as_their_end():
@@ -435,19 +462,22 @@ def test_gc_pause_lines_of_a_container_log_are_read_with_the_runtimes_timestamp_
     assert paused_between(pauses, t0 + 5, t0 + 10) == 0
 
 
-def test_the_requests_in_flight_before_the_first_kill_come_from_the_killed_containers_own_scrapes():
+def test_the_requests_in_flight_before_the_first_restart_come_from_the_ended_containers_own_scrapes():
     # The heavy throttled run: its reactive pod's scrapes said 0, 10, 25 ... 83, 93 requests in flight up to
     # its first liveness kill; the container after it (killed again at +126.7 s) is another count.
-    x = line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "in_flight_before_first_kill", ">=90")
+    x = line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "in_flight_before_first_restart", ">=90")
     assert x.held, x.text()
-    assert x.measured.startswith("93 requests in flight in liveness-lab-reactive-558d68895-j4g78's scrapes before its kill"), x.measured
-    assert line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "in_flight_before_first_kill", ">=94").held is False
+    assert x.measured == (
+        "93 requests in flight in its scrapes before liveness-lab-reactive-558d68895-j4g78's first restart at +18 s (a liveness kill)"
+    ), x.measured
+    assert line(FIXTURES / "lab-cpu-throttled-heavy", "reactive", "in_flight_before_first_restart", ">=94").held is False
     result = judge.judge_scenario(scenario("cpu-throttled-heavy"), FIXTURES / "lab-cpu-throttled-heavy")
-    assert result.figures["reactive"]["inFlightBeforeFirstKill"] == 93
-    # Not killed: nothing to count. Killed before any scrape answered (the cold pods a scale-out added): not measured.
-    assert line(FIXTURES / "lab-cpu-throttled-heavy-warm", "reactive", "in_flight_before_first_kill", ">=1").measured == "no liveness kill"
-    cold = line(FIXTURES / "lab-cold-scale-out", "reactive", "in_flight_before_first_kill", ">=1")
-    assert cold.held is None and cold.measured == "no answered scrape of the first killed container"
+    assert result.figures["reactive"]["inFlightBeforeFirstRestart"] == 93
+    # Killed before any scrape answered (the cold pods a scale-out added): not measured.
+    cold = line(FIXTURES / "lab-cold-scale-out", "reactive", "in_flight_before_first_restart", ">=1")
+    assert cold.held is None and cold.measured.startswith("no answered scrape before liveness-lab-reactive-76d8656fdb-kp2xt's"), (
+        cold.measured
+    )
 
 
 # --- cold pods in a scale-out: the new pods' restarts and probe failures ---------------------------------

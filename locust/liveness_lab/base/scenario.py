@@ -71,8 +71,10 @@ PREDICTIONS = {
     "restarts": "a count: container restarts of the variant's pods during the run (a kill whose restart has not come yet counts as one)",
     "restarted_pods": "'all' or a count: how many of its pods restarted at least once",
     "kill_reason": "'liveness': every restart a liveness kill of its own (not a startup-probe kill, OOMKilled, an exit of its own; "
-    "none evicted): base/causes.py; 'liveness-first': the first restart a liveness kill of its own, each later one a liveness kill "
-    "or an exit of the application's own (a cold JVM that the same load fills, out of heap)",
+    "none evicted): base/causes.py; 'liveness-or-exit': every restart a liveness kill of its own or an exit of the application's own "
+    "(a JVM out of heap), none of the others",
+    "first_restart": "'liveness' or 'exit': what ended the variant's first container to end, a liveness kill of its own or the "
+    "application's own exit (base/causes.py)",
     "kill_timing": "'from-settings': the first liveness kill within (F-1)P+T .. FP+T (+ slack) of the load start, from the recorded "
     "probe; 'from-action': the same window after the scenario's first action",
     "failures": "a count: failed requests",
@@ -104,9 +106,10 @@ PREDICTIONS = {
     "gc_paused_before_kills_pct": "a count: the percent of time the pod's JVM was stopped for garbage collection in the liveness "
     "probe's period x threshold before each of its liveness kills (from the killed container's GC log where the JVM logs its "
     "pauses, -Xlog:gc; else as far as its scrapes answered), the lowest over the kills: report/gc.py",
-    "gc_paused_before_first_kill_pct": "a count: gc_paused_before_kills_pct for the variant's first liveness kill alone: report/gc.py",
-    "in_flight_before_first_kill": "a count: the most requests in flight (demo_requests_in_flight) the variant's first "
-    "liveness-killed container reported in its answered scrapes before that kill: report/gc.py",
+    "gc_paused_before_first_restart_pct": "a count: the same for the variant's first container to end, killed or exited "
+    "(its kill's time, else its end): report/gc.py",
+    "in_flight_before_first_restart": "a count: the most requests in flight (demo_requests_in_flight) the variant's first "
+    "container to end reported in its answered scrapes before its end, killed or exited: report/gc.py",
     "vthreads_queued": "a count: the most virtual threads waiting for a carrier in one reading of Boot's /actuator/info "
     "(process.virtualThreads.queued) during the load: report/scheduler.py",
 }
@@ -114,7 +117,8 @@ PREDICTIONS = {
 # live check).
 THROUGHPUT_SHARE = 0.9
 CHOICES = {
-    "kill_reason": {"liveness", "liveness-first"},
+    "kill_reason": {"liveness", "liveness-or-exit"},
+    "first_restart": {"liveness", "exit"},
     "kill_timing": {"from-settings", "from-action"},
     "ready": {"throughout", "not-throughout"},
     "recovers": {True},

@@ -39,7 +39,7 @@ from liveness_lab.report.facts import (
     shed,
     throttled_pct,
 )
-from liveness_lab.report.gc import first_kill_in_flight, first_kill_share, lowest_share
+from liveness_lab.report.gc import first_share, lowest_share
 from liveness_lab.report.predictions import NOT_MEASURED, Evidence, Line, judge_line
 from liveness_lab.report.verdict import judge
 
@@ -95,8 +95,8 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
             "throttledPct": throttled_pct(a, facts.cpu.throttled),
             "throttledPeakPct": throttled_pct(a, facts.cpu.throttled_peak),
             "gcPausedBeforeKillsPct": None if (share := lowest_share(facts.gc.get(a.variant, []))) is None else round(100 * share, 1),
-            "gcPausedBeforeFirstKillPct": first_kill_share(facts.gc.get(a.variant, [])),
-            "inFlightBeforeFirstKill": first_kill_in_flight(facts.gc.get(a.variant, [])),
+            "gcPausedBeforeFirstRestartPct": first_share(first := facts.gc_first.get(a.variant)),
+            "inFlightBeforeFirstRestart": None if first is None else first.in_flight,
             "readySharePct": ready_share(a),
             "longestNotReadyS": longest_not_ready(a),
             "longestRestartWaitS": longest_restart_wait(a),
@@ -131,6 +131,7 @@ def evidence(a: VariantAnalysis, run: dict, facts: RunFacts) -> Evidence:
         throttled=facts.cpu.throttled,
         throttled_peak=facts.cpu.throttled_peak,
         gc=facts.gc.get(a.variant, []),
+        gc_first=facts.gc_first.get(a.variant),
         scheduler=facts.schedulers.get(a.variant),
     )
 

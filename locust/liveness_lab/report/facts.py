@@ -886,6 +886,18 @@ def first_kills_spread(a: VariantAnalysis) -> float | None:
     return round(max(first.values()) - min(first.values()), 1) if first else None
 
 
+def first_end(a: VariantAnalysis) -> tuple[str, float, str] | None:
+    """The variant's first container to end: (pod, t, cause), cause a key of CAUSES; t the kill's time where a
+    kill ended it (as gc_before_kills measures kills), else the container's own end (finishedAt). A kill
+    whose restart the recording has not seen counts too. None: no container ended."""
+    ends = [(r.kill.t if r.kill is not None else r.t, r.pod, r.cause) for r in a.pods.restarts]
+    ends += [(k.t, k.pod, "liveness" if k.probe == "Liveness" else "startup") for k in a.pending_kills]
+    if not ends:
+        return None
+    t, pod, cause = min(ends)
+    return pod, t, cause
+
+
 def throttled_pct(a: VariantAnalysis, throttled: dict[str, float]) -> float | None:
     """Percent of CFS periods throttled over the run (or, given CpuCheck.throttled_peak, in the most
     throttled interval), the variant's most throttled pod; None when the recorder could not read the
@@ -1041,6 +1053,8 @@ class RunFacts:
     schedulers: dict[str, Scheduler] = field(default_factory=dict)
     # Per variant with liveness kills, the collector's pauses before each (report.gc).
     gc: dict[str, list[GcBeforeKill]] = field(default_factory=dict)
+    # Per variant with a container that ended, the collector's pauses before the first to end (report.gc).
+    gc_first: dict[str, GcBeforeKill] = field(default_factory=dict)
     # Per variant, its fullest old generation after a major collection (report.gc), where recorded.
     heaps: dict[str, HeapHigh] = field(default_factory=dict)
 
@@ -1050,6 +1064,12 @@ def gc_window(a: VariantAnalysis) -> float:
     threshold, the chart's 5 x 3)."""
     probe = a.liveness_probe
     return probe.period_s * probe.failure_threshold if probe else 15.0
+
+
+def gc_before_first_end(timeline: list[dict], a: VariantAnalysis) -> GcBeforeKill:
+    """The collector's pauses before the variant's first container to end (first_end), killed or not."""
+    pod, t, cause = first_end(a)
+    return replace(gc_before_kills(timeline, a.variant, [(pod, t)], gc_window(a))[0], ended=cause)
 
 
 def run_facts(data: RunData) -> RunFacts:
@@ -1104,5 +1124,6 @@ def run_facts(data: RunData) -> RunFacts:
             for v, a in analyses.items()
             if a.liveness_kills
         },
+        gc_first={v: gc_before_first_end(data.timeline, a) for v, a in analyses.items() if first_end(a)},
         heaps={v: h for v in analyses if (h := fullest_heap(data.timeline, v)) is not None},
     )

@@ -12,6 +12,10 @@ measured. With it, the most requests the killed container said it held in flight
 ``inFlight``, over all its answered scrapes): how many waiting requests its heap held when the collector took
 over, the figure docs/benchmark.md predicts from the bytes each one holds.
 
+The same for the variant's first container to end, killed or not (``RunFacts.gc_first``): a JVM whose heap
+is full of waiting requests is ended by whichever comes first, the kubelet's third failed probe in a row or
+the heap's end (-XX:+ExitOnOutOfMemoryError), and the collector's share before it is measured either way.
+
 And, killed or not, how full the collector's last major collections left each variant's old generation
 (``fullest_heap``: ``liveB`` of ``oldMaxB``, Micrometer's live data size after reclamation, beside the
 requests in flight of the same scrape): a heap that holds its waiting requests with room to spare, or one
@@ -45,6 +49,7 @@ class GcBeforeKill:
     last_answer_s: float | None  # seconds from the last answered scrape to the kill
     in_flight: int | None = None  # the most requests in flight the container reported before the kill
     source: str = "scrapes"  # "log": the share is the killed container's GC log's (span_s, the window)
+    ended: str = "liveness"  # how the container ended: a key of base.causes.CAUSES (an exit is measured the same way)
 
     @property
     def share(self) -> float | None:
@@ -140,21 +145,9 @@ def lowest_share(found: list[GcBeforeKill]) -> float | None:
     return min(shares) if shares else None
 
 
-def first_kill(found: list[GcBeforeKill]) -> GcBeforeKill | None:
-    """The variant's first kill of FOUND (None: no kill)."""
-    return min(found, key=lambda g: g.t, default=None)
-
-
-def first_kill_share(found: list[GcBeforeKill]) -> float | None:
-    """The percent of time the first killed container was stopped for GC before its kill (None: not measured)."""
-    first = first_kill(found)
+def first_share(first: GcBeforeKill | None) -> float | None:
+    """The percent of time the first container to end was stopped for GC before its end (None: not measured)."""
     return None if first is None or first.share is None else round(100 * first.share, 1)
-
-
-def first_kill_in_flight(found: list[GcBeforeKill]) -> int | None:
-    """The requests in flight the first killed container reported before its kill (None: not measured)."""
-    first = first_kill(found)
-    return None if first is None else first.in_flight
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from .facts import (
     RecordedAction,
     VariantAnalysis,
     added_pods,
+    first_end,
     first_kill_after_action,
     first_kills_spread,
     hold_throughput,
@@ -43,7 +44,7 @@ from .facts import (
     shed,
     throttled_pct,
 )
-from .gc import GcBeforeKill, first_kill, lowest_share
+from .gc import GcBeforeKill, lowest_share
 from .scheduler import Scheduler
 
 HELD, NOT_YET, NOT_HELD, NOT_MEASURED = "held", "not yet", "not held", "not measured"
@@ -96,6 +97,7 @@ class Evidence:
     throttled: dict[str, float] = field(default_factory=dict)  # CFS throttling per pod (facts.CpuCheck)
     throttled_peak: dict[str, float] = field(default_factory=dict)  # in each pod's most throttled interval
     gc: list[GcBeforeKill] = field(default_factory=list)  # the collector's pauses before each liveness kill (report.gc)
+    gc_first: GcBeforeKill | None = None  # the same before the first container to end, killed or not
     scheduler: Scheduler | None = None  # the virtual-thread scheduler's readings (report.scheduler)
 
     @property
@@ -209,7 +211,7 @@ def judge_line(key: str, expected, ev: Evidence) -> Line:
             state = count_state(expected, n, ev.settled)
         return Line(v, key, str(expected), f"{n} of {total}", state, f"{v}: {n} of {total} pod(s) restarted")
     if key == "kill_reason":
-        return _kill_reason_first(a, ev) if expected == "liveness-first" else _kill_reason(a, ev)
+        return _kill_reason_or_exit(a, ev) if expected == "liveness-or-exit" else _kill_reason(a, ev)
     if key == "kill_timing":
         return _kill_timing(expected, a, ev)
     if key in ("failures", "shed", "failures_not_shed"):
@@ -263,29 +265,18 @@ def _kill_reason(a: VariantAnalysis, ev: Evidence) -> Line:
     return Line(v, "kill_reason", "liveness", measured, HELD, f"{v}: every restart a liveness kill of its own")
 
 
-def _kill_reason_first(a: VariantAnalysis, ev: Evidence) -> Line:
-    """kill_reason: liveness-first: the variant's first restart a liveness kill of its own; each later one a
-    liveness kill or the application's own exit (a JVM out of heap under the load that killed it)."""
-    v, expected = a.variant, "liveness-first"
-    restarts = sorted(a.pods.restarts, key=lambda r: r.t)
+def _kill_reason_or_exit(a: VariantAnalysis, ev: Evidence) -> Line:
+    """kill_reason: liveness-or-exit: every restart a liveness kill of its own or the application's own exit
+    (a JVM out of heap: -XX:+ExitOnOutOfMemoryError); none a startup kill, OOMKilled, evicted."""
+    v, expected = a.variant, "liveness-or-exit"
+    restarts = a.pods.restarts
+    counts = ", ".join(f"{sum(r.cause == c for r in restarts)} {CAUSES[c]}" for c in CAUSES if any(r.cause == c for r in restarts))
+    measured = counts or "no restart to attribute"
+    wrong = [r for r in restarts if r.cause not in ("liveness", "exit", "unknown")]
     pending = [k for k in a.pending_kills if k.probe != "Liveness"]
-    if not restarts:
-        first_kill = min((k for k in a.pending_kills if k.probe == "Liveness"), key=lambda k: k.t, default=None)
-        if first_kill is None:
-            return Line(v, "kill_reason", expected, "no restart", NOT_HELD, f"{v}: no restart, so no first liveness kill")
-        return Line(v, "kill_reason", expected, "a liveness kill, its restart not come yet", HELD, f"{v}: the first kill a liveness kill")
-    first, later = restarts[0], restarts[1:]
-    counts = ", ".join(f"{sum(r.cause == c for r in later)} {CAUSES[c]}" for c in CAUSES if any(r.cause == c for r in later))
-    measured = f"the first restart: {first.describe()}" + (f"; then {counts}" if counts else "")
-    wrong = [r for r in later if r.cause not in ("liveness", "exit", "unknown")]
-    if first.cause not in ("liveness", "unknown") or wrong or pending or a.pods.evicted:
+    if wrong or pending or a.pods.evicted:
         why = "; ".join(
-            (
-                [f"{v}: the first restart ({first.pod} at +{first.t - ev.started:.1f} s) {first.describe()}"]
-                if first.cause != "liveness"
-                else []
-            )
-            + [f"{v}: {r.pod} at +{r.t - ev.started:.1f} s restarted by {r.describe()}" for r in wrong]
+            [f"{v}: {r.pod} at +{r.t - ev.started:.1f} s restarted by {r.describe()}" for r in wrong]
             + [f"{v}: {k.pod} killed for its {k.probe.lower()} probe" for k in pending]
             + [f"{v}: {p} evicted" for p in a.pods.evicted]
         )
@@ -294,7 +285,21 @@ def _kill_reason_first(a: VariantAnalysis, ev: Evidence) -> Line:
     if unknown:
         state = NOT_YET if ev.live else NOT_MEASURED
         return Line(v, "kill_reason", expected, measured, state, f"{v}: {len(unknown)} restart(s) whose cause is not known yet")
-    return Line(v, "kill_reason", expected, measured, HELD, f"{v}: the first restart a liveness kill, the later ones kills or exits")
+    return Line(v, "kill_reason", expected, measured, HELD, f"{v}: every restart a liveness kill or an exit of its own")
+
+
+def _first_restart(expected: str, a: VariantAnalysis, ev: Evidence) -> Line:
+    """first_restart: 'liveness' or 'exit': what ended the variant's first container to end (first_end)."""
+    v, first = a.variant, first_end(a)
+    if first is None:
+        return Line(v, "first_restart", expected, "no container ended", NOT_HELD if ev.settled else NOT_YET, f"{v}: no restart yet")
+    pod, t, cause = first
+    measured = f"{CAUSES[cause]} ({pod} at +{t - ev.started:.1f} s)"
+    if cause == "unknown":
+        state = NOT_YET if ev.live else NOT_MEASURED
+        return Line(v, "first_restart", expected, measured, state, f"{v}: the first restart's cause is not known yet")
+    state = HELD if cause == expected else NOT_HELD
+    return Line(v, "first_restart", expected, measured, state, f"{v}: the first container ended by {CAUSES[cause]}")
 
 
 def _kill_timing(expected, a: VariantAnalysis, ev: Evidence) -> Line:
@@ -439,24 +444,24 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         if waits:
             text += f" (the last scrape answered {between(waits)} s before the kill)"
         return line(f"{expected} %", text, count_state(expected, round(100 * lowest_share(ev.gc)), True))
-    if key == "gc_paused_before_first_kill_pct":
-        if not a.liveness_kills:
-            return line(f"{expected} %", "no liveness kill", NOT_HELD)
-        first = first_kill(ev.gc)
-        if first is None or first.share is None:
-            return line(f"{expected} %", "no GC log and no two answered scrapes before the first kill", NOT_MEASURED)
+    if key in ("gc_paused_before_first_restart_pct", "in_flight_before_first_restart"):
+        first, unit = ev.gc_first, (f"{expected} %" if key.endswith("_pct") else str(expected))
+        if first is None:
+            return line(unit, "no container ended", NOT_HELD if ev.settled else NOT_YET)
+        ended = f"{first.pod}'s first restart at +{first.t - ev.started:.0f} s ({CAUSES[first.ended]})"
+        if key == "in_flight_before_first_restart":
+            if first.in_flight is None:
+                return line(unit, f"no answered scrape before {ended}", NOT_MEASURED)
+            return line(
+                unit, f"{first.in_flight} requests in flight in its scrapes before {ended}", count_state(expected, first.in_flight, True)
+            )
+        if first.share is None:
+            return line(unit, f"no GC log and no two answered scrapes before {ended}", NOT_MEASURED)
         source = "its GC log" if first.source == "log" else f"its scrapes, the last {first.last_answer_s:.0f} s before it"
-        at = f"+{first.t - ev.started:.0f} s"
-        text = f"{100 * first.share:.0f} % of the {first.span_s:.0f} s before {first.pod}'s first kill at {at} ({source})"
-        return line(f"{expected} %", text, count_state(expected, round(100 * first.share), True))
-    if key == "in_flight_before_first_kill":
-        if not a.liveness_kills:
-            return line(str(expected), "no liveness kill", NOT_HELD)
-        first = first_kill(ev.gc)
-        if first is None or first.in_flight is None:
-            return line(str(expected), "no answered scrape of the first killed container", NOT_MEASURED)
-        text = f"{first.in_flight} requests in flight in {first.pod}'s scrapes before its kill at +{first.t - ev.started:.0f} s"
-        return line(str(expected), text, count_state(expected, first.in_flight, True))
+        text = f"{100 * first.share:.0f} % of the {first.span_s:.0f} s before {ended}, from {source}"
+        return line(unit, text, count_state(expected, round(100 * first.share), True))
+    if key == "first_restart":
+        return _first_restart(expected, a, ev)
     if key == "first_kills_spread_s":
         spread = first_kills_spread(a)
         if spread is None:
