@@ -29,6 +29,8 @@ import yaml
 
 from liveness_lab.base import coordinates, variants
 from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV, settle_problems
+from liveness_lab.demo import release as rel
+from liveness_lab.demo.no_other_load import release_master
 
 REPO = Path(__file__).resolve().parents[3]
 TOOLS_BIN = REPO / ".tools" / "bin"
@@ -306,8 +308,17 @@ SETTLE_WAIT_S = 300
 LOCUST_COMPONENTS = ("locust", "locust-worker")
 
 
+def master_without_worker() -> list[str]:
+    """What keeps the release's Locust master from swarming: no answer, or no connected worker (a worker
+    whose master a rollout replaced reconnects a few seconds after both are Ready: seen, a test that swarmed
+    then found "the release's Locust master has no worker"). Empty when it counts one."""
+    status = release_master(rel.ClusterApi(CONTEXT, NAMESPACE, RELEASE), environ={}).status()
+    return [] if status is not None and status.workers else [f"the Locust master counts no worker yet: {status}"]
+
+
 def wait_settled(why: str, variant_names: tuple[str, ...] = ("blocking", "reactive")) -> float:
-    """Until the variants have settled (rolled out, no pod terminating, every pod Ready SETTLE_S seconds):
+    """Until the variants have settled (rolled out, no pod terminating, every pod Ready SETTLE_S seconds; with
+    Locust's workers among them, a worker connected to the master too):
     a test that loads the cluster starts on a quiet one, not beside a JVM that an earlier test's kill is
     restarting (on 2 cores its start-up takes the CPU the load needs). Seconds waited."""
     started = time.time()
@@ -316,6 +327,8 @@ def wait_settled(why: str, variant_names: tuple[str, ...] = ("blocking", "reacti
         deps = kubectl_json("get", "deployments", "-n", NAMESPACE, "-l", RELEASE_SELECTOR)
         pods = kubectl_json("get", "pods", "-n", NAMESPACE, "-l", RELEASE_SELECTOR)
         problems = settle_problems(deps, pods, list(variant_names), time.time(), SETTLE_S)
+        if not problems and "locust-worker" in variant_names:
+            problems = master_without_worker()
         if not problems:
             return time.time() - started
         time.sleep(2)
