@@ -3,8 +3,8 @@
 # Docker (or, as root on Debian, not even that) to the demo running. Where a container registry answers,
 # the official kind node image and base images are pulled and kind, helm and kubectl are taken from
 # PATH when compatible or downloaded (checked against their published SHA-256); where none does, every
-# image is built locally from the Go module proxy and Debian packages (the first time 38 to 62 minutes on
-# 2 cores, measured fresh: Kubernetes' own build 18 to 38 of them, then etcd, CoreDNS, containerd and crictl
+# image is built locally from the Go module proxy and Debian packages (the first time 29 to 62 minutes on
+# 2 cores, measured fresh: Kubernetes' own build 11 to 38 of them, then etcd, CoreDNS, containerd and crictl
 # about 10, the service and Locust images about 6; docs/no-registry.md. Then cached under
 # ~/.cache/liveness-lab: later runs take about a minute). Safe to re-run: an existing cluster is reused,
 # a half-finished build resumes, an unchanged image or release is left alone and no pod restarts.
@@ -140,7 +140,7 @@ decide_mode() {
           MODE=airgap MODE_REASON="no container registry answers for $probe: $REGISTRY_ANSWER"
         else
           die "the registry check failed: 'docker pull $probe' said: $REGISTRY_ANSWER" \
-            "if Docker can pull images here (a Docker Hub rate limit or a slow network fails this check too), run again with LIVENESS_LAB_REGISTRY=yes; to build every image locally instead (root on Debian, with Go, gcc and debootstrap; 38 to 62 minutes on 2 cores the first time), LIVENESS_LAB_REGISTRY=no"
+            "if Docker can pull images here (a Docker Hub rate limit or a slow network fails this check too), run again with LIVENESS_LAB_REGISTRY=yes; to build every image locally instead (root on Debian, with Go, gcc and debootstrap; 29 to 62 minutes on 2 cores the first time), LIVENESS_LAB_REGISTRY=no"
         fi ;;
       *) die "LIVENESS_LAB_REGISTRY must be yes, no or auto (it is '$LIVENESS_LAB_REGISTRY')" ;;
     esac

@@ -201,7 +201,7 @@ build_python_image() {
 }
 
 # build_node_binaries: every program of the node image, from the Go module proxy (the first time on 2
-# cores Kubernetes 18 to 38 minutes, the others about 10; nothing afterwards: docs/no-registry.md).
+# cores Kubernetes 11 to 38 minutes, the others about 10; nothing afterwards: docs/no-registry.md).
 build_node_binaries() {
   step "build-kubernetes-$KUBERNETES_VERSION" build_kubernetes "$KUBERNETES_VERSION" \
     kubeadm kubelet kubectl kube-apiserver kube-controller-manager kube-scheduler kube-proxy
