@@ -211,7 +211,7 @@ def judge_line(key: str, expected, ev: Evidence) -> Line:
             state = count_state(expected, n, ev.settled)
         return Line(v, key, str(expected), f"{n} of {total}", state, f"{v}: {n} of {total} pod(s) restarted")
     if key == "kill_reason":
-        return _kill_reason_or_exit(a, ev) if expected == "liveness-or-exit" else _kill_reason(a, ev)
+        return _kill_reason(expected, a, ev)
     if key == "kill_timing":
         return _kill_timing(expected, a, ev)
     if key in ("failures", "shed", "failures_not_shed"):
@@ -237,13 +237,25 @@ def judge_line(key: str, expected, ev: Evidence) -> Line:
     return _after_the_run(key, expected, a, ev)
 
 
-def _kill_reason(a: VariantAnalysis, ev: Evidence) -> Line:
-    v = a.variant
+# kill_reason's values: the causes (base/causes.py) each allows a restart to have.
+KILL_REASONS = {"liveness": ("liveness",), "liveness-or-exit": ("liveness", "exit")}
+
+
+def _kill_reason(expected: str, a: VariantAnalysis, ev: Evidence) -> Line:
+    """kill_reason: every restart of one of the causes EXPECTED allows (KILL_REASONS): 'liveness' a liveness
+    kill of its own, 'liveness-or-exit' that or the application's own exit (a JVM out of heap:
+    -XX:+ExitOnOutOfMemoryError); none a startup kill, OOMKilled, evicted."""
+    v, allowed = a.variant, KILL_REASONS[expected]
     restarts = a.pods.restarts
-    other = [r for r in restarts if r.cause not in ("liveness", "unknown")]
+    other = [r for r in restarts if r.cause not in (*allowed, "unknown")]
     unknown = [r for r in restarts if r.cause == "unknown"]
     pending = [k for k in a.pending_kills if k.probe != "Liveness"]
-    measured = f"{sum(r.liveness for r in restarts)} of {len(restarts)} restarts liveness kills of their own"
+    if expected == "liveness":
+        measured = f"{sum(r.liveness for r in restarts)} of {len(restarts)} restarts liveness kills of their own"
+        held, wrong = "every restart a liveness kill of its own", "not by a liveness kill"
+    else:
+        measured = ", ".join(f"{sum(r.cause == c for r in restarts)} {CAUSES[c]}" for c in CAUSES if any(r.cause == c for r in restarts))
+        held, wrong = "every restart a liveness kill or an exit of its own", "not by a liveness kill or an exit of its own"
     if other or pending or a.pods.evicted:
         measured += "; " + ", ".join(
             [f"{r.pod} at +{r.t - ev.started:.1f} s: {r.describe()}" for r in other]
@@ -251,41 +263,18 @@ def _kill_reason(a: VariantAnalysis, ev: Evidence) -> Line:
             + [f"{p} evicted" for p in a.pods.evicted]
         )
         why = "; ".join(
-            [f"{v}: {r.pod} restarted by {r.describe()}, not by a liveness kill" for r in other]
-            + [f"{v}: {k.pod} killed for its {k.probe.lower()} probe" for k in pending]
-            + [f"{v}: {p} evicted" for p in a.pods.evicted]
-        )
-        return Line(v, "kill_reason", "liveness", measured, NOT_HELD, why)
-    if unknown:
-        measured += "; cause unknown: " + ", ".join(f"{r.pod} at +{r.t - ev.started:.1f} s ({r.evidence})" for r in unknown)
-        state = NOT_YET if ev.live else NOT_MEASURED
-        return Line(v, "kill_reason", "liveness", measured, state, f"{v}: {len(unknown)} restart(s) whose cause is not known yet")
-    if not restarts:
-        measured = "no restart to attribute"
-    return Line(v, "kill_reason", "liveness", measured, HELD, f"{v}: every restart a liveness kill of its own")
-
-
-def _kill_reason_or_exit(a: VariantAnalysis, ev: Evidence) -> Line:
-    """kill_reason: liveness-or-exit: every restart a liveness kill of its own or the application's own exit
-    (a JVM out of heap: -XX:+ExitOnOutOfMemoryError); none a startup kill, OOMKilled, evicted."""
-    v, expected = a.variant, "liveness-or-exit"
-    restarts = a.pods.restarts
-    counts = ", ".join(f"{sum(r.cause == c for r in restarts)} {CAUSES[c]}" for c in CAUSES if any(r.cause == c for r in restarts))
-    measured = counts or "no restart to attribute"
-    wrong = [r for r in restarts if r.cause not in ("liveness", "exit", "unknown")]
-    pending = [k for k in a.pending_kills if k.probe != "Liveness"]
-    if wrong or pending or a.pods.evicted:
-        why = "; ".join(
-            [f"{v}: {r.pod} at +{r.t - ev.started:.1f} s restarted by {r.describe()}" for r in wrong]
+            [f"{v}: {r.pod} restarted by {r.describe()}, {wrong}" for r in other]
             + [f"{v}: {k.pod} killed for its {k.probe.lower()} probe" for k in pending]
             + [f"{v}: {p} evicted" for p in a.pods.evicted]
         )
         return Line(v, "kill_reason", expected, measured, NOT_HELD, why)
-    unknown = [r for r in restarts if r.cause == "unknown"]
     if unknown:
+        measured += "; cause unknown: " + ", ".join(f"{r.pod} at +{r.t - ev.started:.1f} s ({r.evidence})" for r in unknown)
         state = NOT_YET if ev.live else NOT_MEASURED
         return Line(v, "kill_reason", expected, measured, state, f"{v}: {len(unknown)} restart(s) whose cause is not known yet")
-    return Line(v, "kill_reason", expected, measured, HELD, f"{v}: every restart a liveness kill or an exit of its own")
+    if not restarts:
+        measured = "no restart to attribute"
+    return Line(v, "kill_reason", expected, measured, HELD, f"{v}: {held}")
 
 
 def _first_restart(expected: str, a: VariantAnalysis, ev: Evidence) -> Line:
