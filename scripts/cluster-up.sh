@@ -11,7 +11,7 @@
 # Needs bash >= 4.1 (macOS: brew install bash).
 #
 # Usage: scripts/cluster-up.sh [--kubernetes-version V] [--airgap] [--workers N] [--max-restart-period SECONDS]
-#                              [--dry-run] [--help]
+#                              [--images-only] [--dry-run] [--help]
 #   --kubernetes-version V
 #               the Kubernetes of the cluster: a minor of KUBERNETES_MINORS in scripts/versions.env (1.35,
 #               1.36, 1.37, the default, and 1.38, a pre-release until it ships) or its pinned release
@@ -31,6 +31,10 @@
 #               derived kind config (KEP-5593, beta and on by default from Kubernetes 1.35). Set when the
 #               cluster is created; a cluster that exists with another cap is refused (the lab's
 #               backoff-cap-short scenario needs 60; docs/lab.md, "The back-off cap")
+#   --images-only
+#               pull or build the node image and the base images (and kind, helm and kubectl), then stop: no
+#               cluster, no image of ours, no chart. To fill the cache ahead of time (laptops before a
+#               workshop); scripts/test.sh runs it beside the suites that need no cluster
 #   --dry-run   print the plan (registry or not, images, tools and where each comes from) and change nothing
 #
 # Environment (defaults):
@@ -58,6 +62,7 @@ AIRGAP=0
 KUBE_WANT=${LIVENESS_LAB_KUBERNETES_VERSION:-}
 KUBE_FROM=LIVENESS_LAB_KUBERNETES_VERSION
 DRY_RUN=0
+IMAGES_ONLY=0
 WORKERS=${LIVENESS_LAB_WORKERS:-0}
 WORKERS_FROM=LIVENESS_LAB_WORKERS
 MAX_RESTART=${LIVENESS_LAB_MAX_RESTART_PERIOD:-}
@@ -82,6 +87,7 @@ parse_args() {
         shift ;;
       --max-restart-period=*) MAX_RESTART=${1#--max-restart-period=} MAX_RESTART_FROM=--max-restart-period ;;
       --dry-run) DRY_RUN=1 ;;
+      --images-only) IMAGES_ONLY=1 ;;
       -h | --help) ll_usage; exit 0 ;;
       *) printf 'error: unknown argument: %s\n  fix: see %s --help\n' "$1" "$0" >&2; exit 2 ;;
     esac
@@ -236,11 +242,14 @@ EOF
   nodes:         $(describe_nodes)
   runc wrapper:  $(if host_has_cap_sys_resource; then echo "not needed"; else echo "needed: this host lacks CAP_SYS_RESOURCE"; fi)
   cluster:       $(describe_cluster)
-  service image: $SERVICE_IMAGE:$SERVICE_VERSION, built in $(jdk_base) onto $(jre_base) (scripts/build-service-image.sh)
-  locust image:  $LOCUST_IMAGE:$LOCUST_IMAGE_TAG on $(python_base) (scripts/build-locust-image.sh)
-  chart:         helm upgrade --install liveness-lab ./chart -n liveness-lab --wait (client-side apply, on Helm 4 too), when it changed
+  service image: $(unless_images_only "$SERVICE_IMAGE:$SERVICE_VERSION, built in $(jdk_base) onto $(jre_base) (scripts/build-service-image.sh)")
+  locust image:  $(unless_images_only "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG on $(python_base) (scripts/build-locust-image.sh)")
+  chart:         $(unless_images_only "helm upgrade --install liveness-lab ./chart -n liveness-lab --wait (client-side apply, on Helm 4 too), when it changed")
 EOF
 }
+
+# unless_images_only TEXT: a plan line's TEXT, or that --images-only leaves it out.
+unless_images_only() { if [ "$IMAGES_ONLY" = 1 ]; then echo "none (--images-only)"; else echo "$1"; fi; }
 
 # describe_node_image: where the plan's node image comes from.
 describe_node_image() {
@@ -258,6 +267,7 @@ describe_node_image() {
 # .tools/bin, which nothing has re-linked in a dry run.
 describe_cluster() {
   local have how binary kind=kind
+  [ "$IMAGES_ONLY" = 0 ] || { unless_images_only; return 0; }
   read -r how binary _ <<<"$(tool_source kind)"
   case $how in path | cache) kind=$binary ;; esac
   "$kind" get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER_NAME" || { echo "create"; return 0; }
@@ -345,6 +355,16 @@ load_app_images() {
   load_image "$LOCUST_IMAGE:$LOCUST_IMAGE_TAG"
 }
 
+# lower_build_priority: with LL_BUILD_NICE (scripts/tests/run_suites.py, which builds the images beside
+# test suites that time probes), this run and what it starts from here on, dockerd excepted (started
+# before, in its own session), yield the CPU: nice, and the session's autogroup's nice, which is what
+# Linux weighs between sessions (sched(7), "The autogroup feature").
+lower_build_priority() {
+  [ -n "${LL_BUILD_NICE:-}" ] || return 0
+  renice -n "$LL_BUILD_NICE" -p "$$" >/dev/null 2>&1 || true
+  { [ -w "/proc/$$/autogroup" ] && echo "$LL_BUILD_NICE" >"/proc/$$/autogroup"; } 2>/dev/null || true
+}
+
 # print_next_steps: where to look, with commands that work as printed (a tool that the user's PATH
 # does not find, or finds at another version, is printed with its path under .tools/bin).
 print_next_steps() {
@@ -395,13 +415,19 @@ main() {
   trap 'exit 130' INT TERM
   ensure_docker
   check_docker_resources
+  lower_build_priority
   decide_mode
   decide_kubectl
   print_plan >&2
   resolve_tools
-  check_cluster_kubernetes # before any image is built for it
+  [ "$IMAGES_ONLY" = 1 ] || check_cluster_kubernetes # before any image is built for it
   prepare_images
   if kubectl_deferred; then ensure_kubectl; fi
+  if [ "$IMAGES_ONLY" = 1 ]; then
+    printf '\nthe images of Kubernetes %s are ready (%ss): %s and the base images; scripts/cluster-up.sh takes it from here\n' \
+      "$KUBERNETES_VERSION" "$(($(ll_now) - LL_START))" "$(node_image)"
+    return 0
+  fi
   create_cluster "$(node_image)" "$MODE" "$WORKERS" "$MAX_RESTART"
   build_app_images
   load_app_images

@@ -322,10 +322,16 @@ LL_APT_UPDATED=
 apt_install() {
   is_root_debian || die "missing packages: $*" "install them with your package manager ($*)"
   if [ -z "$LL_APT_UPDATED" ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || return 1
+    apt_locked update -qq >/dev/null || return 1
     LL_APT_UPDATED=1
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  apt_locked install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# apt_locked ARGS...: apt-get, one at a time among our scripts (scripts/test.sh builds the cluster's images
+# beside its other suites, and both may install packages: apt-get refuses a held lock at once).
+apt_locked() {
+  DEBIAN_FRONTEND=noninteractive flock --timeout 900 /var/lock/liveness-lab-apt apt-get "$@" # portable: Debian as root only (apt_install)
 }
 
 # ensure_pkg COMMAND PACKAGE: the command, installing its Debian package when it is missing.

@@ -228,6 +228,16 @@ minor_pin() {
   assert_output --partial "cluster:       exists (Kubernetes $KUBERNETES_1_35_VERSION): reuse it"
 }
 
+@test "--images-only: the plan makes the node and base images only, and a cluster of another Kubernetes does not stop it" {
+  STUB_CLUSTER_VERSION=$KUBERNETES_VERSION run plan no --kubernetes-version 1.35 --images-only
+  assert_success
+  assert_output --regexp "node image: +$LOCAL_NODE_IMAGE:$KUBERNETES_1_35_VERSION"
+  assert_output --regexp "JRE base: +$LOCAL_JRE_BASE_IMAGE \(built here"
+  for line in "cluster:      " "service image:" "locust image: " "chart:        "; do
+    assert_line "  $line none (--images-only)"
+  done
+}
+
 # A laptop: no GNU timeout, no Go, other versions of kind, helm and kubectl on PATH, a registry that
 # answers: the plan takes the registry path and says where every tool comes from, none built with Go.
 @test "a laptop's plan: the registry path, tools on PATH or downloaded, none built with Go" {

@@ -16,10 +16,20 @@ has ended. Its tests mostly wait (requests held for seconds, probes timed out): 
 machine's two cores busy on average (vmstat, 2026-11-28). Those suites are told so (LL_SERVICE_BESIDE=1:
 the locust suite builds its service jar from a copy of the sources, not in the service/target that
 `mvnw verify` is writing). LIVENESS_LAB_TEST_SERIAL=1 runs every suite alone, one after the other.
+
+When e2e or multinode is to run after them, the cluster's images are built beside them too, from the
+start (scripts/cluster-up.sh --images-only, log LOGS/test-images.log; the registry suite's cluster-up has a
+cache of its own): on a machine without the no-registry path's cache that is Kubernetes' own build and the
+other node binaries, about 15 minutes of 2 cores (the e2e's cluster-up took 922 s for it on 2026-11-30, after
+every suite without a cluster). It runs at the lowest CPU priority, in a session of its own with its
+autogroup niced (LL_BUILD_NICE=19: cluster-up.sh lower_build_priority), so it takes the CPU those suites
+leave: their tests time probes and loads. The first cluster suite waits for it. It is not a suite: it
+counts no test, and when it fails the cluster suites' own cluster-up builds (and says) the same.
 """
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -29,6 +39,7 @@ from pathlib import Path
 SUITES = ["lint", "docs", "service", "chart", "cluster", "locust", "e2e", "multinode", "registry"]
 BESIDE = "service"
 CLUSTER_SUITES = {"e2e", "multinode", "registry"}
+IMAGES_FOR = {"e2e", "multinode"}  # the registry suite's cluster-up runs with a cache of its own
 
 
 def totals(folder: Path) -> tuple:
@@ -89,6 +100,40 @@ class Suite:
         return passed, failed, skipped, ok
 
 
+class Images:
+    """The cluster's images (cluster-up.sh --images-only beside TEST_SH), built at the lowest priority."""
+
+    def __init__(self, test_sh: str, logs: Path, beside: str):
+        self.log, self.started, self.proc = logs / "test-images.log", time.time(), None
+        command = [str(Path(test_sh).with_name("cluster-up.sh")), "--images-only"]
+        with open(self.log, "w") as out:
+            try:
+                self.proc = subprocess.Popen(
+                    command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "LL_BUILD_NICE": "19"}, start_new_session=True
+                )
+            except OSError as error:
+                print(f"images   not built beforehand ({' '.join(command)}: {error}); the cluster suites build them", flush=True)
+                return
+        print(f"images   building beside {beside}, at the lowest CPU priority (log: {self.log})", flush=True)
+
+    def end(self) -> None:
+        """Waits for the build and says how it ended."""
+        if not self.proc:
+            return
+        rc, took = self.proc.wait(), int(time.time() - self.started)
+        if rc == 0:
+            print(f"images   ready in {took}s", flush=True)
+        else:
+            print(f"images   FAILED in {took}s (exit {rc}): the cluster suites' cluster-up builds them again; see {self.log}", flush=True)
+        self.proc = None
+
+    def stop(self) -> None:
+        """Ends the build (the runner was interrupted): its whole session, which cluster-up's trap cleans up."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait()
+
+
 def plan(suites: list, serial: bool) -> tuple:
     """(the suite run beside the others or "", the others in order): the beside suite only when a suite that
     needs no cluster is there to run with it."""
@@ -107,15 +152,27 @@ def main(test_sh: str, logs: str, *args: str) -> int:
         suites += SUITES if arg == "all" else [arg]
     suites = list(dict.fromkeys(suites)) or SUITES
     Path(logs).mkdir(parents=True, exist_ok=True)
-    beside, ordered = plan(suites, os.environ.get("LIVENESS_LAB_TEST_SERIAL") == "1")
+    serial = os.environ.get("LIVENESS_LAB_TEST_SERIAL") == "1"
+    beside, ordered = plan(suites, serial)
     ended = {}
-    background = Suite(test_sh, Path(logs), beside, beside=", ".join(s for s in ordered if s not in CLUSTER_SUITES)) if beside else None
-    for suite in ordered:
-        if background and suite in CLUSTER_SUITES:
-            ended[beside], background = background.end(), None
-        ended[suite] = Suite(test_sh, Path(logs), suite, {"LL_SERVICE_BESIDE": "1"} if background else {}).end()
-    if background:
-        ended[beside] = background.end()
+    no_cluster = [s for s in suites if s not in CLUSTER_SUITES]
+    images = None
+    try:
+        background = Suite(test_sh, Path(logs), beside, beside=", ".join(s for s in ordered if s not in CLUSTER_SUITES)) if beside else None
+        if no_cluster and IMAGES_FOR & set(suites) and not serial:
+            images = Images(test_sh, Path(logs), ", ".join(no_cluster))
+        for suite in ordered:
+            if suite in CLUSTER_SUITES:
+                if background:
+                    ended[beside], background = background.end(), None
+                if images:
+                    images.end()
+            ended[suite] = Suite(test_sh, Path(logs), suite, {"LL_SERVICE_BESIDE": "1"} if background else {}).end()
+        if background:
+            ended[beside] = background.end()
+    finally:
+        if images:
+            images.stop()
     passed, failed, skipped = (sum(r[i] for r in ended.values()) for i in range(3))
     failed_suites = [suite for suite in suites if not ended[suite][3]]
     if failed_suites:

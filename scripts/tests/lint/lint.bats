@@ -117,9 +117,10 @@ SH
   assert_line '2 passed, 3 failed (2 skipped)' # chart's one test passed: its failure is the exit status
 }
 
-# The service suite beside the suites that need no cluster: each stand-in suite passes only when it ran
-# as the runner says (lint while service runs, told so; e2e after service ended, not told).
-@test "the runner: the service suite runs beside lint, a cluster suite waits for it, LIVENESS_LAB_TEST_SERIAL=1 runs one at a time" {
+# The service suite and the cluster's images beside the suites that need no cluster: each stand-in suite
+# passes only when it ran as the runner says (lint while service runs, told so, and while the images build at
+# nice 19 in a session of their own; e2e after both ended, not told; serially, no images beforehand).
+@test "the runner: the service suite and the images build beside lint, a cluster suite waits for both, LIVENESS_LAB_TEST_SERIAL=1 runs one at a time" {
   cat >"$BATS_TEST_TMPDIR/test.sh" <<'SH'
 #!/bin/sh
 mkdir -p "$LIVENESS_LAB_JUNIT"
@@ -127,24 +128,36 @@ d=$(dirname "$0")
 verdict() { if eval "$1"; then echo '<testsuite><testcase name="a"/></testsuite>'; else echo '<testsuite><testcase name="a"><failure/></testcase></testsuite>'; fi >"$LIVENESS_LAB_JUNIT/r.xml"; }
 case $LL_TEST_SUITE in
   service) touch "$d/service.started"; sleep 2; touch "$d/service.ended"; verdict true ;;
-  lint) for _ in 1 2 3 4 5 6 7 8 9 10; do [ -e "$d/service.started" ] && break; sleep 0.5; done
-    verdict "[ -e '$d/service.started' ] && [ ! -e '$d/service.ended' ] && [ \"\${LL_SERVICE_BESIDE:-}\" = 1 ]" ;;
-  e2e) verdict "[ -e '$d/service.ended' ] && [ -z \"\${LL_SERVICE_BESIDE:-}\" ]" ;;
+  lint) for _ in 1 2 3 4 5 6 7 8 9 10; do [ -e "$d/service.started" ] && [ -e "$d/images.started" ] && break; sleep 0.5; done
+    verdict "[ -e '$d/service.started' ] && [ ! -e '$d/service.ended' ] && [ \"\${LL_SERVICE_BESIDE:-}\" = 1 ] && [ -e '$d/images.started' ] && [ ! -e '$d/images.ended' ]" ;;
+  e2e) verdict "[ -e '$d/service.ended' ] && [ -z \"\${LL_SERVICE_BESIDE:-}\" ] && { [ ! -e '$d/images.started' ] || [ -e '$d/images.ended' ]; }" ;;
 esac
 SH
-  chmod +x "$BATS_TEST_TMPDIR/test.sh"
+  # The stand-in cluster-up says how it was started: its arguments, LL_BUILD_NICE, and whether it leads a session.
+  cat >"$BATS_TEST_TMPDIR/cluster-up.sh" <<'SH'
+#!/bin/sh
+d=$(dirname "$0")
+echo "$* nice=${LL_BUILD_NICE:-} own-session=$([ "$(ps -o sid= -p $$ | tr -d ' ')" = $$ ] && echo yes || echo no)" >"$d/images.started"
+sleep 3
+touch "$d/images.ended"
+SH
+  chmod +x "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/cluster-up.sh"
   run python3 "$ROOT/scripts/tests/run_suites.py" "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/logs" lint service e2e
   assert_success
   assert_line --index 0 --regexp '^service  running beside lint \(log: '
+  assert_line --index 1 --regexp '^images   building beside lint, service, at the lowest CPU priority \(log: '
   assert_line --regexp '^lint     passed in [0-9]+s \(1 tests\)$'
+  assert_line --regexp '^images   ready in [0-9]+s$'
   assert_line --regexp '^e2e      passed in [0-9]+s \(1 tests\)$'
   assert_line '3 passed, 0 failed'
-  rm -f "$BATS_TEST_TMPDIR"/service.*
+  assert_equal "$(cat "$BATS_TEST_TMPDIR/images.started")" "--images-only nice=19 own-session=yes"
+  rm -f "$BATS_TEST_TMPDIR"/service.* "$BATS_TEST_TMPDIR"/images.*
   LIVENESS_LAB_TEST_SERIAL=1 run python3 "$ROOT/scripts/tests/run_suites.py" "$BATS_TEST_TMPDIR/test.sh" "$BATS_TEST_TMPDIR/logs" lint service e2e
   assert_failure 1
   assert_line --index 0 --regexp '^lint     running \(log: '
   assert_line --regexp '^lint     FAILED in'
   assert_line 'failed suites: lint'
+  [ ! -e "$BATS_TEST_TMPDIR/images.started" ] || fail "LIVENESS_LAB_TEST_SERIAL=1 built the images beside a suite"
 }
 
 # Host-side Python that cluster-up runs with the user's python3 (scripts/libexec: tools.py, lock_check.py,
