@@ -60,7 +60,14 @@ def main(argv=None, environ=os.environ) -> int:
 
         return run_lab(
             LabOptions(
-                only=args.only, quick=args.quick, group=args.group, repeat=args.repeat, out=args.out, load=args.load, command=command
+                only=args.only,
+                quick=args.quick,
+                group=args.group,
+                repeat=args.repeat,
+                out=args.out,
+                resume=args.resume,
+                load=args.load,
+                command=command,
             ),
             console,
             environ,

@@ -404,6 +404,12 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh",
         help="run the chosen scenarios N times (folders <scenario>-1 .. -N; the matrix says k of N)",
     )
     lab.add_argument("--out", default=None, metavar="DIR", help="lab folder (default reports/lab-<UTC timestamp>)")
+    lab.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the pass in --out DIR, run with the same choice: the runs judged there are kept and counted, the "
+        "others run (one stopped half-way again), and the matrix and the exit status cover them all",
+    )
     add_target(lab)
     room = sub.add_parser(
         "workshop",

@@ -653,3 +653,43 @@ def test_no_stats_from_locust_is_a_setup_error(tmp_path):
     d = demo_mod.Demo(demo_mod.DemoOptions(), print_summary=False)
     with pytest.raises(exits.SetupError, match="Locust recorded no stats: .*NopeUser"):
         d.report(demo_mod.Plan(["blocking"], 1000, "release", tmp_path))
+
+
+def test_a_resumed_lab_keeps_the_judged_runs_runs_the_rest_and_counts_them_all(monkeypatch, tmp_path):
+    """--resume in a pass's folder: baseline-1 judged there (not held) is kept and counted, baseline-2 that
+    stopped before its judgement is moved aside and run again with baseline-3; the release's values stay
+    those the pass began with."""
+    from liveness_lab.lab import judge, runner
+
+    out = tmp_path / "lab"
+    out.mkdir()
+    (out / "release-values.yaml").write_text("latencyMs: 1000 # as the pass began\n")
+    for name, outcome in (("baseline-1", judge.NOT_HELD),):
+        (out / name).mkdir()
+        judge.write(judge.Judgement("baseline", str(out / name), outcome, [], [], "FAIL", {}), out / name)
+    (out / "baseline-2").mkdir()
+    (out / "baseline-2" / "demo.log").write_text("stopped\n")
+    cluster, helm, ran = FakeCluster(), FakeHelm(), []
+    lab = runner.Lab(runner.LabOptions(only=["baseline"], repeat=3, out=str(out), resume=True), environ={})
+
+    def connect():
+        lab.api, lab.helm = cluster, helm
+
+    def run_scenario(scenario, folder):
+        assert not folder.exists()  # the stopped run's leftovers are not mixed into its new run
+        ran.append(folder.name)
+        return runner.HELD
+
+    monkeypatch.setattr(lab, "connect", connect)
+    monkeypatch.setattr(lab, "run_scenario", run_scenario)
+    assert lab.run() == runner.NOT_HELD  # the kept run counts
+    assert ran == ["baseline-2", "baseline-3"]
+    assert (out / "baseline-2.stopped" / "demo.log").is_file()
+    assert (out / "release-values.yaml").read_text().startswith("latencyMs: 1000")
+    assert cluster.core.stored is None
+
+    # Without a pass to go on with, --resume is refused before the cluster is touched.
+    refused = runner.Lab(runner.LabOptions(only=["baseline"], out=str(tmp_path / "none"), resume=True), environ={})
+    monkeypatch.setattr(refused, "connect", lambda: pytest.fail("connected"))
+    with pytest.raises(exits.SetupError, match="--resume goes on with a lab folder"):
+        refused.run()

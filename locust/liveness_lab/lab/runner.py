@@ -7,12 +7,15 @@ their times (lab.actions), put back what the actions changed, judge the run agai
 SIGTERM or an error restores the release first. A scenario that needs something of the kubelets (its
 `kubelet`, lab.kubelet) runs only on a cluster whose every node has it: asked for by name, it is refused
 otherwise (exit 3, saying how to bring such a cluster up); in a run of the whole catalogue it is
-skipped, saying so.
+skipped, saying so. With --resume a pass goes on in the folder it left (--out DIR): the runs that have a
+judgement there (lab.json) are kept and counted, the others run, and the matrix and the exit status cover
+them all.
 """
 
 import json
 import os
 import queue
+import shutil
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -77,6 +80,7 @@ class LabOptions:
     group: str | None = None  # one of base.LAB_GROUPS
     repeat: int = 1
     out: str | None = None
+    resume: bool = False  # go on in OUT: its judged runs kept, the others run
     load: str = "auto"  # each scenario's demo: host|cluster|auto (liveness_lab/demo/load_source.py)
     command: str = "scripts/lab.sh"
 
@@ -397,8 +401,36 @@ class Lab:
         )
         return EXIT[result.outcome]
 
+    def kept(self, planned: list[tuple[Scenario, Path]]) -> dict[Path, int]:
+        """With --resume, the exit codes of the PLANNED runs that OUT already holds judged (their lab.json);
+        a run stopped before its judgement is moved aside (<folder>.stopped) to run again."""
+        if not self.opts.resume:
+            return {}
+        kept = {}
+        for scenario, folder in planned:
+            if (folder / "lab.json").is_file():
+                judged = judge.read(folder)
+                if judged.scenario != scenario.name:
+                    raise SetupError(
+                        f"--resume: {folder} holds a run of {judged.scenario}, not {scenario.name}",
+                        "resume with the --only and --repeat of the pass",
+                    )
+                kept[folder] = EXIT[judged.outcome]
+            elif folder.exists():
+                aside = folder.with_name(folder.name + ".stopped")
+                if aside.exists():
+                    shutil.rmtree(aside)
+                folder.rename(aside)
+                LOG.info("%s: stopped before its judgement; moved to %s, to run again", folder.name, aside.name)
+        return kept
+
     def run(self) -> int:
         scenarios = self.choose()
+        if self.opts.resume and not (self.opts.out and (Path(self.opts.out) / "release-values.yaml").is_file()):
+            raise SetupError(
+                f"--resume goes on with a lab folder, and {self.opts.out or 'no --out DIR'} is none (no release-values.yaml in it)",
+                "give the folder of the pass to go on with: --resume --out reports/lab-<timestamp>",
+            )
         self.out = (
             Path(self.opts.out) if self.opts.out else ROOT / "reports" / time.strftime("lab-%Y%m%dT%H%M%SZ", time.gmtime())
         ).resolve()
@@ -417,23 +449,39 @@ class Lab:
                 scenarios = [s for s in scenarios if self.kubelet_ready(s) and self.in_place_ready(s)]
                 if not scenarios:
                     raise SetupError(f"no scenario to run here: {', '.join(self.skipped)} need what this cluster lacks (see above)")
-                self.claim = lock.claim("lab.sh", self.opts.repeat * sum(map(scenario_max_s, scenarios)), self.opts.command)
-                (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
+                planned = [
+                    (s, self.out / (s.name if self.opts.repeat == 1 else f"{s.name}-{i}"))
+                    for i in range(1, self.opts.repeat + 1)
+                    for s in scenarios
+                ]
+                kept = self.kept(planned)
+                to_run = [s for s, folder in planned if folder not in kept]
+                self.claim = lock.claim("lab.sh", max(60, sum(map(scenario_max_s, to_run))), self.opts.command)
+                if not (self.opts.resume and (self.out / "release-values.yaml").is_file()):
+                    (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
                 LOG.info(
                     "lab: %s scenario(s) x %s into %s: %s", len(scenarios), self.opts.repeat, self.out, " ".join(s.name for s in scenarios)
                 )
+                if self.opts.resume:
+                    LOG.info(
+                        "lab: resuming: %s of %s runs kept (%s held, %s not held, %s cannot tell), %s to run; the release's values "
+                        "as the pass began (release-values.yaml)",
+                        len(kept),
+                        len(planned),
+                        *(list(kept.values()).count(code) for code in (HELD, NOT_HELD, CANNOT_TELL)),
+                        len(to_run),
+                    )
                 LOG.info(
                     "lab: about %s minutes on 2 cores (the loads %s, and the rollouts, reports and rollbacks measured: "
                     "%s s a scenario, %s a storm); a faster machine takes the loads' time and less of the rest",
-                    round(catalogue.estimate_s(scenarios, self.opts.repeat) / 60),
-                    round(self.opts.repeat * sum(s.minutes() for s in scenarios)),
+                    round(catalogue.estimate_s(to_run) / 60),
+                    round(sum(s.minutes() for s in to_run)),
                     catalogue.OVERHEAD_S["remedy"],
                     catalogue.OVERHEAD_S["storm"],
                 )
-                started, codes = time.time(), []
-                for i in range(1, self.opts.repeat + 1):
-                    for s in scenarios:
-                        folder = self.out / (s.name if self.opts.repeat == 1 else f"{s.name}-{i}")
+                started, codes = time.time(), list(kept.values())
+                for s, folder in planned:
+                    if folder not in kept:
                         codes.append(self.run_scenario(s, folder))
                 matrix.build(self.out)
                 LOG.info("lab done in %.0f s: %s (table: %s)", time.time() - started, self.out / "matrix.html", self.out / "matrix.md")
