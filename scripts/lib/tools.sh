@@ -42,6 +42,16 @@ print_tool() { ll_tools print "$1"; }
 # ensure_tool NAME: NAME linked into $LL_TOOLS/bin (tools.py ensure), or built with Go when tools.py
 # says so (LL_TOOL_DOWNLOADS=no, or auto after a failed download), then linked and checked.
 ensure_tool() {
+  # One process at a time per tool: scripts/test.sh builds the cluster's images (cluster-up.sh --images-only)
+  # beside suites that want the same helm, and two Go builds must not write one binary.
+  if command -v flock >/dev/null 2>&1; then
+    mkdir -p "$LL_CACHE"
+    (flock 9 && ensure_tool_unlocked "$1") 9>"$LL_CACHE/.ensure-$1.lock" || exit # portable: checked first
+  else
+    ensure_tool_unlocked "$1"
+  fi
+}
+ensure_tool_unlocked() {
   local how version dir
   how=$(ll_tools ensure "$1") || exit
   [ -n "$how" ] || return 0
