@@ -24,7 +24,9 @@
 #     registry the laptop's registry path, simulated on 127.0.0.1: the e2e again with every image pulled
 #              from a local registry and every tool downloaded (pytest: locust/tests/registry, run by
 #              scripts/test-registry.sh; root, Linux)
-# The service suite runs beside the suites that need no cluster; LIVENESS_LAB_TEST_SERIAL=1 runs each alone.
+# The service suite runs beside the suites that need no cluster, and so does, when e2e or multinode is to
+# run, the build of the cluster's images (scripts/cluster-up.sh --images-only at the lowest CPU priority, log
+# test-images.log), which the first cluster suite waits for; LIVENESS_LAB_TEST_SERIAL=1 runs each alone.
 # Logs: one per suite under $LIVENESS_LAB_LOGS (default ~/.cache/liveness-lab/logs/test-<suite>.log).
 # Counts: each suite's runner writes JUnit XML into $LIVENESS_LAB_LOGS/junit/<suite>/ (bats, pytest,
 # Surefire, helm-unittest); a suite's line says how many test cases it ran, and the last line, "N passed,
