@@ -44,7 +44,7 @@ print_tool() { ll_tools print "$1"; }
 ensure_tool() {
   # One process at a time per tool: scripts/test.sh builds the cluster's images (cluster-up.sh --images-only)
   # beside suites that want the same helm, and two Go builds must not write one binary.
-  if command -v flock >/dev/null 2>&1; then
+  if command -v flock >/dev/null 2>&1; then # portable: macOS has no flock, and goes on without
     mkdir -p "$LL_CACHE"
     (flock 9 && ensure_tool_unlocked "$1") 9>"$LL_CACHE/.ensure-$1.lock" || exit # portable: checked first
   else
