@@ -228,7 +228,7 @@ minor_pin() {
   assert_output --partial "cluster:       exists (Kubernetes $KUBERNETES_1_35_VERSION): reuse it"
 }
 
-@test "--images-only: the plan makes the node and base images only, and a cluster of another Kubernetes does not stop it" {
+@test "--images-only: the plan makes the node and base images only, and says no cluster, image of ours or chart" {
   STUB_CLUSTER_VERSION=$KUBERNETES_VERSION run plan no --kubernetes-version 1.35 --images-only
   assert_success
   assert_output --regexp "node image: +$LOCAL_NODE_IMAGE:$KUBERNETES_1_35_VERSION"

@@ -457,7 +457,7 @@ class Lab:
                 kept = self.kept(planned)
                 to_run = [s for s, folder in planned if folder not in kept]
                 self.claim = lock.claim("lab.sh", max(60, sum(map(scenario_max_s, to_run))), self.opts.command)
-                if not (self.opts.resume and (self.out / "release-values.yaml").is_file()):
+                if not self.opts.resume:  # a resumed pass keeps the values it began with (checked above)
                     (self.out / "release-values.yaml").write_text(self.helm.values_yaml() + "\n")
                 LOG.info(
                     "lab: %s scenario(s) x %s into %s: %s", len(scenarios), self.opts.repeat, self.out, " ".join(s.name for s in scenarios)
