@@ -143,3 +143,12 @@ def test_the_machine_cpu_is_read_from_proc_stat_inside_the_node(tmp_path):
     cpu.stop()
     assert seen == [0.75]
     assert recorder.cpu_times("intr 1 2 3") is None
+
+
+def test_gc_pause_stamps_move_onto_the_hosts_clock_with_the_events():
+    # The container runtime stamps each GC log line on the node's clock, as the kubelet stamps its events:
+    # a node 30 s ahead would put every pause 30 s after the kill it caused.
+    from liveness_lab.report import clock
+
+    timeline = [{"t": 1.0, "kind": "gclog", "pod": "p", "pauses": [[130.0, 500.0, "Full", 0.49], [131.0, 2.0, "Young"]]}]
+    assert clock.to_host_clock(timeline, AHEAD_S)[0]["pauses"] == [[100.0, 500.0, "Full", 0.49], [101.0, 2.0, "Young"]]

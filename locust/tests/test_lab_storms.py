@@ -10,7 +10,7 @@ from conftest import FIXTURES
 
 from liveness_lab.lab import catalogue, judge
 from liveness_lab.report.facts import load_run, pod_history, run_facts
-from liveness_lab.report.predictions import judge_line
+from liveness_lab.report.predictions import NOT_MEASURED, judge_line
 
 
 def scenario(name):
@@ -460,6 +460,47 @@ def test_gc_pause_lines_of_a_container_log_are_read_with_the_runtimes_timestamp_
     assert abs(paused_between(pauses, t0 + 3.5, t0 + 10) - 0.5) < 1e-6
     assert abs(paused_between(pauses, t0, t0 + 10) - 0.824845) < 1e-6
     assert paused_between(pauses, t0 + 5, t0 + 10) == 0
+
+
+def test_gc_cpu_lines_give_each_pause_its_cpu_and_the_share_of_a_cpu_the_collector_got():
+    from liveness_lab.report.gc import cpu_between, log_pauses
+
+    text = (
+        "2026-11-30T07:00:01.000000000Z [9.1s][info][gc    ] GC(7) Pause Full (Allocation Failure) 84M->83M(123M) 600.000ms\n"
+        "2026-11-30T07:00:01.000100000Z [9.1s][info][gc,cpu] GC(7) User=0.58s Sys=0.01s Real=0.60s\n"
+        "2026-11-30T07:00:03.000000000Z [11.1s][info][gc    ] GC(8) Pause Full (Allocation Failure) 84M->84M(123M) 1000.000ms\n"
+        "2026-11-30T07:00:03.000100000Z [11.1s][info][gc,cpu] GC(8) User=0.40s Sys=0.00s Real=1.00s\n"
+        "2026-11-30T07:00:04.000000000Z [12.1s][info][gc    ] GC(9) Pause Young (Allocation Failure) 90M->84M(123M) 5.000ms\n"
+    )
+    pauses = log_pauses(text)
+    assert [p[1:] for p in pauses] == [[600.0, "Full", 0.59], [1000.0, "Full", 0.4], [5.0, "Young"]]
+    t0 = pauses[0][0]
+    # 0.99 CPU seconds in 1.6 s of pauses; the pause without a CPU line counts for neither.
+    assert cpu_between(pauses, t0 - 1, t0 + 10) == 61.9
+    assert cpu_between(pauses, t0 - 1, t0 + 1) is None  # 0.6 s of pauses: too few hundredths to say
+
+
+def test_the_count_in_flight_is_not_judged_where_the_collector_had_under_three_quarters_of_a_cpu(tmp_path):
+    # The recorded gc-heap-full run, its first container's full collections given CPU lines: with 90 % of a
+    # CPU in its pauses the count is judged as before; with 50 % it cannot be (a stretched pause fails a
+    # probe by itself), and the run cannot tell.
+    def planted(name, share):
+        folder = copy(tmp_path / name, "lab-gc-heap-full")
+        records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+        for r in records:
+            if r["kind"] == "gclog" and r["restarts"] == 1:
+                r["pauses"] = [p + [round(share * p[1] / 1000, 3)] for p in r["pauses"]]
+        (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        return folder
+
+    fed = line(planted("fed", 0.9), "reactive", "in_flight_before_first_restart", ">=9000")
+    assert fed.held and fed.measured.endswith("its collector with 90 % of a CPU in its pauses"), fed.measured
+    starved = planted("starved", 0.5)
+    x = line(starved, "reactive", "in_flight_before_first_restart", ">=9000")
+    assert x.state == NOT_MEASURED and "50 % of a CPU" in x.measured and "from 75 %" in x.measured, x.text()
+    result = judge.judge_scenario(scenario("gc-heap-full"), starved)
+    assert result.outcome == judge.CANNOT_TELL and any("50 % of a CPU" in w for w in result.why_cannot_tell), result.why_cannot_tell
+    assert judge.judge_scenario(scenario("gc-heap-full"), planted("fed2", 0.9)).outcome == judge.HELD
 
 
 def test_the_requests_in_flight_before_the_first_restart_come_from_the_ended_containers_own_scrapes():

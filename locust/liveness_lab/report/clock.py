@@ -142,7 +142,8 @@ def check(timeline: list[dict], slack: float) -> ClockCheck:
 
 def to_host_clock(timeline: list[dict], offset: float) -> list[dict]:
     """The timeline with every time the cluster stamped moved onto the host's clock (host = cluster -
-    offset): events' `first` and `last`, pods' `lastTerminatedAt` and `startedAt`. The records' own `t` is the host's."""
+    offset): events' `first` and `last`, pods' `lastTerminatedAt` and `startedAt`, the end of each GC pause the
+    container runtime stamped (`gclog`). The records' own `t` is the host's."""
     if not offset:
         return timeline
 
@@ -155,5 +156,7 @@ def to_host_clock(timeline: list[dict], offset: float) -> list[dict]:
             r = r | {"first": shift(r.get("first")), "last": shift(r.get("last"))}
         elif r.get("kind") == "pods":
             r = r | {"pods": [p | {k: shift(p.get(k)) for k in ("lastTerminatedAt", "startedAt")} for p in r.get("pods", [])]}
+        elif r.get("kind") == "gclog":
+            r = r | {"pauses": [[shift(p[0]), *p[1:]] for p in r.get("pauses", [])]}
         out.append(r)
     return out

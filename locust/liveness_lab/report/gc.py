@@ -29,6 +29,12 @@ kubelet right after the restart (``gclog`` records: each pause's end, the contai
 the line, and its length), and the share is the pauses' overlap with the probe's period x threshold before
 the kill, with no scrape needed. A pause cut short by the kill is never logged: the share from the log is a
 floor.
+
+Where the JVM also logs each collection's CPU (``-Xlog:gc,gc+cpu``: "GC(12) User=0.79s Sys=0.01s Real=0.81s"),
+the share of a CPU its collector got in its pauses before the end (``cpu_pct``: CPU seconds over the pauses'
+seconds). The serial collector is one thread: a collector with its CPU gets about 100 %, one whose CPU the
+rest of the machine takes gets less and each of its pauses lasts longer for the same live set (the fourth
+gc-heap-full run of 2026-11-30: full collections of 956 ms at the median, 395-756 ms in the six others).
 """
 
 import re
@@ -38,6 +44,17 @@ from liveness_lab.base.kube import parse_time
 
 # Two answered scrapes closer than this say little of a share of time (the recorder scrapes every 2 s).
 MIN_SPAN_S = 4.0
+# The JVM logs CPU times in hundredths of a second: under a second of pauses says little of a share.
+MIN_CPU_SPAN_S = 1.0
+# The least share of a CPU in its pauses for which gc-heap-full's count of requests in flight at the kill
+# is derived (written 2026-11-30, before any run that logs it). The derivation counts pauses back to back:
+# a probe fails only when the JVM is stopped through most of its 1 s timeout, and the full collections
+# of the runs that held took 395-756 ms at the median. A collector with less CPU stretches each pause
+# (the same work, one thread), and one stretched past the timeout fails a probe by itself, before the
+# pauses are back to back: 756 ms x 4/3 is about the probe's 1 s, so below three quarters of a CPU the
+# kill can come at fewer requests in flight and the count cannot be judged (as the machine's 90 % check
+# voids a run).
+GC_CPU_MIN_PCT = 75
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,7 @@ class GcBeforeKill:
     in_flight: int | None = None  # the most requests in flight the container reported before the kill
     source: str = "scrapes"  # "log": the share is the killed container's GC log's (span_s, the window)
     ended: str = "liveness"  # how the container ended: a key of base.causes.CAUSES (an exit is measured the same way)
+    cpu_pct: float | None = None  # the share of a CPU the collector got in its logged pauses there; None: not logged
 
     @property
     def share(self) -> float | None:
@@ -95,15 +113,24 @@ def gc_before_kills(timeline: list[dict], variant: str, kills: list[tuple[str, f
 
 
 # A unified-logging pause line after the runtime's timestamp: "2026-11-29T19:30:01.123456789Z [12.345s][info][gc]
-# GC(12) Pause Full (Allocation Failure) 84M->83M(128M) 812.345ms" (the decorations may differ).
-PAUSE_LINE = re.compile(r"^(\S+) .*\bGC\(\d+\) Pause (\w+).* (\d+(?:\.\d+)?)ms\s*$")
+# GC(12) Pause Full (Allocation Failure) 84M->83M(128M) 812.345ms" (the decorations may differ), and the
+# same collection's CPU line with -Xlog:gc+cpu: "[12.345s][info][gc,cpu] GC(12) User=0.79s Sys=0.01s Real=0.81s".
+PAUSE_LINE = re.compile(r"^(\S+) .*\bGC\((\d+)\) Pause (\w+).* (\d+(?:\.\d+)?)ms\s*$")
+CPU_LINE = re.compile(r"\bGC\((\d+)\) User=(\d+(?:\.\d+)?)s Sys=(\d+(?:\.\d+)?)s Real=")
 
 
 def log_pauses(text: str) -> list[list]:
     """[end, ms, kind] of each GC pause line in TEXT (a container log with timestamps: kube.previous_log):
-    end in epoch seconds (the runtime's stamp, written as the pause ended), kind "Young", "Full"..."""
-    found = []
+    end in epoch seconds (the runtime's stamp, written as the pause ended), kind "Young", "Full"...; with a
+    fourth item, the collection's CPU seconds (user and system) where its CPU line follows (-Xlog:gc+cpu)."""
+    found, by_id = [], {}
     for line in text.splitlines():
+        cpu = CPU_LINE.search(line)
+        if cpu:
+            pause = by_id.get(cpu.group(1))
+            if pause is not None and len(pause) == 3:
+                pause.append(round(float(cpu.group(2)) + float(cpu.group(3)), 3))
+            continue
         m = PAUSE_LINE.match(line.strip())
         if not m:
             continue
@@ -112,14 +139,24 @@ def log_pauses(text: str) -> list[list]:
         except ValueError:
             continue
         if end is not None:
-            found.append([round(end, 3), float(m.group(3)), m.group(2)])
+            pause = [round(end, 3), float(m.group(4)), m.group(3)]
+            by_id[m.group(2)] = pause
+            found.append(pause)
     return found
+
+
+def cpu_between(pauses: list[list], start: float, end: float) -> float | None:
+    """The percent of a CPU the collector got in the PAUSES ([end, ms, kind, cpu_s]) that ended between START
+    and END: their CPU seconds over their length (None: under MIN_CPU_SPAN_S of pauses with a CPU line)."""
+    timed = [p for p in pauses if len(p) > 3 and start < p[0] <= end]
+    span = sum(p[1] for p in timed) / 1000.0
+    return None if span < MIN_CPU_SPAN_S else round(100.0 * sum(p[3] for p in timed) / span, 1)
 
 
 def paused_between(pauses: list[list], start: float, end: float) -> float:
     """Seconds of PAUSES ([end, ms, kind]) that fall between START and END."""
     total = 0.0
-    for stop, ms, _ in pauses:
+    for stop, ms, *_ in pauses:
         total += max(0.0, min(stop, end) - max(stop - ms / 1000.0, start))
     return total
 
@@ -135,7 +172,8 @@ def log_before_kills(timeline: list[dict], kills: list[tuple[str, float]], windo
     for pod, t in kills:
         if pod in pauses:
             paused = paused_between(pauses[pod], t - window, t)
-            found[(pod, t)] = GcBeforeKill(pod, t, round(paused, 3), window, None, source="log")
+            cpu = cpu_between(pauses[pod], t - window, t)
+            found[(pod, t)] = GcBeforeKill(pod, t, round(paused, 3), window, None, source="log", cpu_pct=cpu)
     return found
 
 

@@ -44,7 +44,7 @@ from .facts import (
     shed,
     throttled_pct,
 )
-from .gc import GcBeforeKill, lowest_share
+from .gc import GC_CPU_MIN_PCT, GcBeforeKill, lowest_share
 from .scheduler import Scheduler
 
 HELD, NOT_YET, NOT_HELD, NOT_MEASURED = "held", "not yet", "not held", "not measured"
@@ -441,9 +441,14 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
         if key == "in_flight_before_first_restart":
             if first.in_flight is None:
                 return line(unit, f"no answered scrape before {ended}", NOT_MEASURED)
-            return line(
-                unit, f"{first.in_flight} requests in flight in its scrapes before {ended}", count_state(expected, first.in_flight, True)
-            )
+            measured = f"{first.in_flight} requests in flight in its scrapes before {ended}"
+            if first.cpu_pct is None:
+                return line(unit, measured, count_state(expected, first.in_flight, True))
+            measured += f", its collector with {first.cpu_pct:.0f} % of a CPU in its pauses"
+            if first.cpu_pct < GC_CPU_MIN_PCT:
+                # The count is derived for a collector with its CPU (report.gc.GC_CPU_MIN_PCT).
+                return line(unit, f"{measured} (the count holds from {GC_CPU_MIN_PCT} %)", NOT_MEASURED)
+            return line(unit, measured, count_state(expected, first.in_flight, True))
         if first.share is None:
             return line(unit, f"no GC log and no two answered scrapes before {ended}", NOT_MEASURED)
         source = "its GC log" if first.source == "log" else f"its scrapes, the last {first.last_answer_s:.0f} s before it"
