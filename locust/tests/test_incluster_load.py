@@ -312,6 +312,22 @@ def test_the_run_waits_for_the_second_worker_and_gives_up_without_it(stand_in, t
     assert status.workers == 2 and run.returncode == 0 and len(asked) >= 3
 
 
+def test_the_run_waits_for_a_worker_of_the_old_rollout_to_leave_before_it_swarms(stand_in, tmp_path):
+    """Both Locust Deployments rolled and the old worker still connected to the new master (2026-11-30:
+    "3 worker(s) connected" for 2, the users its share took away with it): the swarm waits until the
+    master has as many as the Deployment asks for, and says so when it never does."""
+    api, url = stand_in(workers=3)
+    with pytest.raises(exits.SetupError) as e:
+        drive(url, tmp_path, want=2)
+    assert "has 3 workers connected after" in e.value.message and "asks for 2" in e.value.message, e.value.message
+    asked = []
+    (tmp_path / "left").mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(master.LocustMaster, "status", connecting(api, asked, at=3, workers=2))
+        run, status, _ = drive(url, tmp_path / "left", total_s=25, want=2)
+    assert status.workers == 2 and run.returncode == 0 and len(asked) >= 3
+
+
 def test_no_master_is_a_setup_error(tmp_path):
     with pytest.raises(exits.SetupError) as e:
         drive("http://127.0.0.1:9", tmp_path)  # nothing listens on the discard port

@@ -290,8 +290,9 @@ class ClusterLocust:
 
     def check(self, want: int = 1) -> MasterStatus:
         """The master answers, has WANT workers (the chart's locust.workers: a swarm spread over fewer would
-        ask each for more users than its limits hold) and serves the history (before the run waits for
-        anything)."""
+        ask each for more users than its limits hold; over more, a worker of a rollout, still connected and
+        on its way out, would take its share of the users with it) and serves the history (before the run
+        waits for anything)."""
         status = self.master.status()
         if status is None:
             raise SetupError(
@@ -299,13 +300,14 @@ class ClusterLocust:
                 "is locust.enabled on in the release? kubectl get pods -l app.kubernetes.io/component=locust; or use --load host",
             )
         waited = 0.0
-        while (status.workers or 0) < want and waited < WORKER_WAIT_S:
+        while (status.workers or 0) != want and waited < WORKER_WAIT_S:
             if waited == 0:
                 LOG.info(
-                    "the release's Locust master has %s of its %s worker(s): waiting up to %s s for them to connect",
+                    "the release's Locust master has %s of its %s worker(s): waiting up to %s s for %s",
                     status.workers or 0,
                     want,
                     WORKER_WAIT_S,
+                    "them to connect" if (status.workers or 0) < want else "the old ones of a rollout to leave",
                 )
             self.sleep(2)
             waited += 2
@@ -315,6 +317,12 @@ class ClusterLocust:
                 f"the release's Locust master has {status.workers or 0} of its {want} worker(s) connected after {WORKER_WAIT_S} s "
                 f"({self.master})",
                 "kubectl get pods -l app.kubernetes.io/component=locust-worker (locust.workers in the chart's values)",
+            )
+        if status.workers > want:
+            raise SetupError(
+                f"the release's Locust master has {status.workers} workers connected after {WORKER_WAIT_S} s, and its worker "
+                f"Deployment asks for {want} ({self.master})",
+                "kubectl get pods -l app.kubernetes.io/component=locust-worker: a worker of another Deployment or a stuck rollout",
             )
         self._history_place()
         return status
