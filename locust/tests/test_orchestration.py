@@ -600,6 +600,24 @@ def test_an_interrupted_demo_gives_the_lock_back(monkeypatch, tmp_path):
     assert cluster.core.stored is None and lock.TOKEN_ENV not in environ
 
 
+def test_a_replaced_locust_master_gets_its_workers_rolled_out_again_after_the_upgrade():
+    """Both Locust Deployments rolled by a scenario's values (2026-11-30: a worker started beside the new
+    master kept retrying the old one's address); a master the upgrade left alone leaves them alone."""
+    from liveness_lab.lab import runner
+
+    def pod(component, created):
+        return {"metadata": {"labels": {"app.kubernetes.io/component": component}, "creationTimestamp": created}}
+
+    since = release.parse_time("2026-11-30T06:43:20Z")
+    for master_created, rolled in (("2026-11-30T06:43:24Z", ["liveness-lab-locust-worker"]), ("2026-11-30T05:00:00Z", [])):
+        cluster = FakeCluster()
+        cluster.pods = lambda created=master_created: {"items": [pod("locust", created), pod("locust-worker", "2026-11-30T06:43:25Z")]}
+        lab = runner.Lab(runner.LabOptions(), environ={})
+        lab.api = cluster
+        lab.fresh_locust_workers(since)
+        assert cluster.restarted == rolled
+
+
 class FakeHelm:
     def __init__(self):
         self.calls, self.rev = [], 7

@@ -278,6 +278,24 @@ class Lab:
                 LOG.info("%s: %s pod(s) from before the upgrade: rolling them out again", v, len(stale))
                 self.api.restart_deployment(f"{self.api.release}-{v}")
 
+    def fresh_locust_workers(self, since: float) -> None:
+        """A Locust master the upgrade replaced (its pod created after SINCE; Ready now, helm --wait): its
+        workers are rolled out again, to start against it. A worker that started beside the replacement
+        could send its first connection to the old master's address, and the Service's conntrack entry kept
+        every retry there until the kernel gave up, about two minutes (2026-11-30: SYN_SENT to the deleted
+        pod's IP, 3 of 6 workers in three upgrades; the lab waits 90 s for them). Their liveness probe
+        restarts such a worker too, but only after its start, its failures and its stop, mid-way through
+        the wait."""
+        pods = [p for p in self.api.pods().get("items", []) if not p["metadata"].get("deletionTimestamp")]
+
+        def component(p):
+            return (p["metadata"].get("labels") or {}).get(rel.COMPONENT_LABEL)
+
+        replaced = any(component(p) == "locust" and (rel.parse_time(p["metadata"].get("creationTimestamp")) or 0) >= since for p in pods)
+        if replaced and any(component(p) == "locust-worker" for p in pods):
+            LOG.info("the upgrade replaced the Locust master: rolling its workers out again, to connect to it")
+            self.api.restart_deployment(f"{self.api.release}-locust-worker")
+
     def machine_node(self, docker: str = "docker") -> str | None:
         """A kind node container of the release's pods, where the Docker machine's CPU is read; None on a
         cluster that is not kind on this Docker."""
@@ -348,6 +366,7 @@ class Lab:
                 f"{scenario.name}: helm upgrade failed (log: {folder / 'helm-upgrade.log'}): {e}", "the release is restored on exit"
             ) from e
         self.fresh_pods(since, scenario.variants)
+        self.fresh_locust_workers(since)
         if self.kubelets and scenario.kubelet:
             (folder / "kubelet.json").write_text(json.dumps(self.kubelets, indent=2) + "\n")
         self.actions = ActionRunner(self.api, scenario.actions) if scenario.actions else None
