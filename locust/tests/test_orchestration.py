@@ -5,8 +5,10 @@ check against a stand-in web UI, the exit codes, and one place for the latency d
 
 import copy
 import json
+import os
 import re
 import shutil
+import signal
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -619,8 +621,9 @@ def test_a_replaced_locust_master_gets_its_workers_rolled_out_again_after_the_up
 
 
 class FakeHelm:
-    def __init__(self):
+    def __init__(self, signal_during_rollback=None):
         self.calls, self.rev = [], 7
+        self.signal_during_rollback = signal_during_rollback
 
     def revision(self):
         return self.rev
@@ -628,8 +631,11 @@ class FakeHelm:
     def values_yaml(self):
         return "{}"
 
-    def run(self, *args, log=None, timeout=None):
+    def run(self, *args, log=None, timeout=None, own_session=False):
         self.calls.append(args[0] if args[0] != "rollback" else f"rollback {args[2]}")
+        if args[0] == "rollback" and self.signal_during_rollback:
+            os.kill(os.getpid(), self.signal_during_rollback)  # the user's second Ctrl-C, or a SIGTERM
+            self.calls.append("rollback ended")
         if args[0] == "upgrade":
             self.rev += 1
         return ""
@@ -655,6 +661,29 @@ def test_a_lab_stopped_mid_scenario_restores_the_release_and_gives_the_lock_back
     with pytest.raises(KeyboardInterrupt):
         lab.run()
     assert helm.calls == ["upgrade", "rollback 7"] and cluster.core.stored is None
+
+
+def test_a_signal_during_the_restore_waits_for_the_rollback_to_end(tmp_path):
+    """2026-11-30: a SIGTERM during the restore killed helm midway; the release stayed pending-rollback and
+    the next lab's upgrade was refused. Now the rollback ends, then the signal stops the lab."""
+    from liveness_lab.lab import runner
+
+    class Stopped(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped(signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        cluster, helm = FakeCluster(), FakeHelm(signal_during_rollback=signal.SIGTERM)
+        lab = runner.Lab(runner.LabOptions(only=["baseline"], out=str(tmp_path / "lab")), environ={})
+        lab.api, lab.helm, lab.out, lab.restore_to = cluster, helm, tmp_path, 7
+        with pytest.raises(Stopped):
+            lab.restore()
+        assert helm.calls == ["rollback 7", "rollback ended"] and signal.getsignal(signal.SIGTERM) is stop
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_a_run_that_breaks_is_never_a_verdict(monkeypatch, capsys):

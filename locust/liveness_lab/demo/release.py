@@ -283,9 +283,10 @@ class Helm:
         self.release, self.helm = release, helm
         self.flags = ["--namespace", namespace_name, "--kube-context", context_name]
 
-    def run(self, *args, log=None, timeout=None) -> str:
+    def run(self, *args, log=None, timeout=None, own_session=False) -> str:
+        """helm ARGS; with OWN_SESSION in a session of its own, out of reach of the terminal's Ctrl-C."""
         cmd = [self.helm, *args, *self.flags]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, start_new_session=own_session)
         if log is not None:
             with open(log, "a", encoding="utf-8") as f:
                 f.write(f"$ {' '.join(cmd)}\n{out.stdout}{out.stderr}")

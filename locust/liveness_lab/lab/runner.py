@@ -16,9 +16,12 @@ import json
 import os
 import queue
 import shutil
+import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,6 +136,26 @@ def duration(seconds: str) -> int:
     return int(seconds.rstrip("ms") or 0) * mult
 
 
+@contextmanager
+def deferred_signals(signals=(signal.SIGINT, signal.SIGTERM)):
+    """SIGNALS received inside are held and delivered (their handlers called) once it ends; in a thread
+    other than the main one (where Python runs signal handlers), nothing is changed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held, previous = [], {sig: signal.getsignal(sig) for sig in signals}
+    for sig in signals:
+        signal.signal(sig, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for signum in held[:1]:
+            LOG.warning("the release is restored; now stopping (signal %s held during the rollback)", signum)
+            signal.raise_signal(signum)
+
+
 class Lab:
     def __init__(self, opts: LabOptions, console=None, environ=os.environ):
         self.opts, self.console, self.environ = opts, console, environ
@@ -238,23 +261,28 @@ class Lab:
             LOG.warning("could not put back what the actions changed (%s): the rollback follows", e)
 
     def restore(self) -> None:
-        """Back to the revision before the scenario's upgrade, when one is pending."""
+        """Back to the revision before the scenario's upgrade, when one is pending. A SIGINT or SIGTERM
+        during the rollback waits for it to end (deferred_signals): stopped midway, helm leaves the release
+        pending-rollback and every later upgrade refuses it ("another operation is in progress", 2026-11-30);
+        helm runs in a session of its own, out of reach of the terminal's Ctrl-C."""
         self.undo_actions()
         if self.restore_to is None:
             return
         revision, self.restore_to = self.restore_to, None
         LOG.info("restoring release %s to revision %s", self.api.release, revision)
         try:
-            self.helm.run(
-                "rollback",
-                self.api.release,
-                str(revision),
-                "--wait",
-                "--timeout",
-                self.helm_timeout,
-                log=self.out / "restore.log",
-                timeout=duration(self.helm_timeout) + 60,
-            )
+            with deferred_signals():
+                self.helm.run(
+                    "rollback",
+                    self.api.release,
+                    str(revision),
+                    "--wait",
+                    "--timeout",
+                    self.helm_timeout,
+                    log=self.out / "restore.log",
+                    timeout=duration(self.helm_timeout) + 60,
+                    own_session=True,  # the terminal's Ctrl-C reaches its whole process group
+                )
         except (rel.HelmFailed, OSError) as e:
             raise SetupError(
                 f"could not restore the release to revision {revision} ({e}; log: {self.out / 'restore.log'})",
