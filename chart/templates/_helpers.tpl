@@ -273,3 +273,12 @@ randAlphaNum would not). Arguments: the root context.
 {{- end }}
 {{- get .Values.locust "_uiToken" }}
 {{- end }}
+
+{{/*
+The Locust master's port for its workers: Locust's default (--master-bind-port on the master,
+--master-port on the workers, neither set), the Service's port, and what a worker's liveness probe looks
+for in /proc/net/tcp.
+*/}}
+{{- define "liveness-lab.locustMasterPort" -}}
+5557
+{{- end }}
