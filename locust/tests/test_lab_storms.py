@@ -480,27 +480,47 @@ def test_gc_cpu_lines_give_each_pause_its_cpu_and_the_share_of_a_cpu_the_collect
     assert cpu_between(pauses, t0 - 1, t0 + 1) is None  # 0.6 s of pauses: too few hundredths to say
 
 
-def test_the_count_in_flight_is_not_judged_where_the_collector_had_under_three_quarters_of_a_cpu(tmp_path):
-    # The recorded gc-heap-full run, its first container's full collections given CPU lines: with 90 % of a
-    # CPU in its pauses the count is judged as before; with 50 % it cannot be (a stretched pause fails a
-    # probe by itself), and the run cannot tell.
-    def planted(name, share):
+def test_the_count_in_flight_is_not_judged_where_a_typical_full_collection_ran_past_the_probes_timeout(tmp_path):
+    # The recorded gc-heap-full run, its first container's collections given CPU lines: 250 ms full
+    # collections are judged as before, with 90 % of a CPU or 40 % (the share alone does not void a run);
+    # the same stretched to 1.1 s at 25 % of a CPU (0.28 s of work each) each fail a probe by themselves,
+    # and the run cannot tell.
+    def planted(name, share, stretch=1.0):
         folder = copy(tmp_path / name, "lab-gc-heap-full")
         records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
         for r in records:
             if r["kind"] == "gclog" and r["restarts"] == 1:
-                r["pauses"] = [p + [round(share * p[1] / 1000, 3)] for p in r["pauses"]]
+                r["pauses"] = [[end, ms * stretch, kind, round(share * ms * stretch / 1000, 3)] for end, ms, kind in r["pauses"]]
         (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
         return folder
 
     fed = line(planted("fed", 0.9), "reactive", "in_flight_before_first_restart", ">=9000")
-    assert fed.held and fed.measured.endswith("its collector with 90 % of a CPU in its pauses"), fed.measured
-    starved = planted("starved", 0.5)
+    assert fed.held and "its collector with 90 % of a CPU in its pauses (a full collection 0.23 s of CPU" in fed.measured, fed.measured
+    assert fed.measured.endswith(": 253 ms each)"), fed.measured
+    slow = line(planted("slow", 0.4), "reactive", "in_flight_before_first_restart", ">=9000")
+    assert slow.held and "40 % of a CPU" in slow.measured, slow.measured
+    starved = planted("starved", 0.25, stretch=4.4)
     x = line(starved, "reactive", "in_flight_before_first_restart", ">=9000")
-    assert x.state == NOT_MEASURED and "50 % of a CPU" in x.measured and "from 75 %" in x.measured, x.text()
+    assert x.state == NOT_MEASURED and "25 % of a CPU" in x.measured and "past the probe's 1 s timeout" in x.measured, x.text()
     result = judge.judge_scenario(scenario("gc-heap-full"), starved)
-    assert result.outcome == judge.CANNOT_TELL and any("50 % of a CPU" in w for w in result.why_cannot_tell), result.why_cannot_tell
+    assert result.outcome == judge.CANNOT_TELL and any("25 % of a CPU" in w for w in result.why_cannot_tell), result.why_cannot_tell
     assert judge.judge_scenario(scenario("gc-heap-full"), planted("fed2", 0.9)).outcome == judge.HELD
+
+
+def test_a_typical_full_collection_is_its_median_work_over_the_collectors_share():
+    from liveness_lab.report.gc import GcBeforeKill, work_between
+
+    pauses = [
+        [10.0, 400.0, "Full", 0.3],
+        [11.0, 500.0, "Full", 0.34],
+        [12.0, 5.0, "Young", 0.01],
+        [13.0, 900.0, "Full", 0.45],
+        [14.0, 600.0, "Full"],
+    ]
+    assert work_between(pauses, 9, 14) == 0.34  # the young collection and the one without a CPU line do not count
+    assert work_between(pauses, 10, 11) == 0.34 and work_between(pauses, 12.5, 14) == 0.45 and work_between(pauses, 13.5, 14) is None
+    assert GcBeforeKill("p", 14, 1.8, 15, None, cpu_pct=40.0, work_s=0.34).typical_pause_s == 0.85
+    assert GcBeforeKill("p", 14, 1.8, 15, None, cpu_pct=None, work_s=0.34).typical_pause_s is None
 
 
 def test_the_requests_in_flight_before_the_first_restart_come_from_the_ended_containers_own_scrapes():

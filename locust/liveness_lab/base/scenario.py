@@ -110,7 +110,8 @@ PREDICTIONS = {
     "(its kill's time, else its end): report/gc.py",
     "in_flight_before_first_restart": "a count: the most requests in flight (demo_requests_in_flight) the variant's first "
     "container to end reported in its answered scrapes before its end, killed or exited; where its JVM logs its collections' CPU "
-    "(-Xlog:gc+cpu) and the collector had less than report.gc.GC_CPU_MIN_PCT % of a CPU in its pauses, not judged: report/gc.py",
+    "(-Xlog:gc+cpu) and its typical full collection, the median CPU seconds over the collector's share of a CPU, lasted longer "
+    "than the liveness probe's timeout, not judged: report/gc.py",
     "vthreads_queued": "a count: the most virtual threads waiting for a carrier in one reading of Boot's /actuator/info "
     "(process.virtualThreads.queued) during the load: report/scheduler.py",
 }

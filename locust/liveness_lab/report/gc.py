@@ -38,6 +38,7 @@ gc-heap-full run of 2026-11-30: full collections of 956 ms at the median, 395-75
 """
 
 import re
+import statistics
 from dataclasses import dataclass, replace
 
 from liveness_lab.base.kube import parse_time
@@ -46,18 +47,21 @@ from liveness_lab.base.kube import parse_time
 MIN_SPAN_S = 4.0
 # The JVM logs CPU times in hundredths of a second: under a second of pauses says little of a share.
 MIN_CPU_SPAN_S = 1.0
-# The least share of a CPU in its pauses for which gc-heap-full's count of requests in flight at the kill
-# is derived (written 2026-11-30, before any run that logs it). The derivation counts pauses back to back:
-# a probe fails only when the JVM is stopped through most of its 1 s timeout, and the full collections
-# of the runs that held took 395-756 ms at the median. A collector with less CPU stretches each pause
-# (the same work, one thread), and one stretched past the timeout fails a probe by itself, before the
-# pauses are back to back: 756 ms x 4/3 is about the probe's 1 s, so below three quarters of a CPU the
-# kill can come at fewer requests in flight and the count cannot be judged (as the machine's 90 % check
-# voids a run). Its first runs (the same day) contradict the premise: a full collection costs 0.29-0.36 s
-# of CPU in every run and the 395-756 ms pauses came with about half a CPU, so the pauses stay under the
-# timeout from about a third of one (docs/lab.md, "The collector's kill"); kept until a threshold from
-# that work is written before its own runs.
-GC_CPU_MIN_PCT = 75
+# When gc-heap-full's count of requests in flight at the first end can be judged (written 2026-11-30, after
+# the nine runs that first logged the collector's CPU and before any run judged by it). The count is derived
+# for pauses under the liveness probe's timeout, so that only pauses back to back fail three probes in a
+# row. Those nine runs measured what a pause is made of: a full collection of this heap costs about the same
+# CPU in every run (0.29-0.36 s at the median, 0.45 s at most) and lasts that work over the share of a CPU
+# the collector gets (445 ms at 80 %, 845 ms at 40 %, 1,053 ms at 32 %). So the run's own typical full
+# collection, its median CPU seconds in the window over the collector's share there (``typical_pause_s``),
+# says whether its pauses stayed under the timeout: where it ran past it, each pause fails a probe by
+# itself, the kill can come before the heap is at its edge, and the count cannot be judged (as the
+# machine's 90 % check voids a run). The median, not the longest: a kill needs three failed probes in a
+# row 5 s apart, so one long collection fails at most one of them; the typical one decides whether three
+# do. With 0.33 s of work the pauses stay under 1 s from about a third of a CPU. It replaces a fixed
+# three quarters (from "756 ms with its CPU"), whose premise those runs contradicted: the 395-756 ms pauses
+# had come with about half a CPU. The work is close to the same in every run because the heap is (-Xmx128m):
+# the typical pause is near the median pause the log shows, and the CPU says why it is long.
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,12 @@ class GcBeforeKill:
     source: str = "scrapes"  # "log": the share is the killed container's GC log's (span_s, the window)
     ended: str = "liveness"  # how the container ended: a key of base.causes.CAUSES (an exit is measured the same way)
     cpu_pct: float | None = None  # the share of a CPU the collector got in its logged pauses there; None: not logged
+    work_s: float | None = None  # the CPU seconds of its logged full collections there, the median; None: none logged
+
+    @property
+    def typical_pause_s(self) -> float | None:
+        """How long a typical full collection lasted with the CPU the collector got: its work over its share."""
+        return None if self.work_s is None or not self.cpu_pct else round(self.work_s / (self.cpu_pct / 100.0), 3)
 
     @property
     def share(self) -> float | None:
@@ -156,6 +166,13 @@ def cpu_between(pauses: list[list], start: float, end: float) -> float | None:
     return None if span < MIN_CPU_SPAN_S else round(100.0 * sum(p[3] for p in timed) / span, 1)
 
 
+def work_between(pauses: list[list], start: float, end: float) -> float | None:
+    """The median CPU seconds of the full collections among PAUSES ([end, ms, kind, cpu_s]) that ended
+    between START and END (None: none with a CPU line)."""
+    work = [p[3] for p in pauses if len(p) > 3 and p[2] == "Full" and start < p[0] <= end]
+    return round(statistics.median(work), 3) if work else None
+
+
 def paused_between(pauses: list[list], start: float, end: float) -> float:
     """Seconds of PAUSES ([end, ms, kind]) that fall between START and END."""
     total = 0.0
@@ -175,8 +192,8 @@ def log_before_kills(timeline: list[dict], kills: list[tuple[str, float]], windo
     for pod, t in kills:
         if pod in pauses:
             paused = paused_between(pauses[pod], t - window, t)
-            cpu = cpu_between(pauses[pod], t - window, t)
-            found[(pod, t)] = GcBeforeKill(pod, t, round(paused, 3), window, None, source="log", cpu_pct=cpu)
+            cpu, work = cpu_between(pauses[pod], t - window, t), work_between(pauses[pod], t - window, t)
+            found[(pod, t)] = GcBeforeKill(pod, t, round(paused, 3), window, None, source="log", cpu_pct=cpu, work_s=work)
     return found
 
 

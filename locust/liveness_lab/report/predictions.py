@@ -22,6 +22,7 @@ no pod snapshots, a restart whose cause nothing recorded), or, live only, ``not 
 from dataclasses import asdict, dataclass, field
 
 from liveness_lab.base.causes import CAUSES
+from liveness_lab.base.probes import PROBE_DEFAULTS
 from liveness_lab.base.scenario import COUNT, THROUGHPUT_SHARE
 
 from .facts import (
@@ -44,7 +45,7 @@ from .facts import (
     shed,
     throttled_pct,
 )
-from .gc import GC_CPU_MIN_PCT, GcBeforeKill, lowest_share
+from .gc import GcBeforeKill, lowest_share
 from .scheduler import Scheduler
 
 HELD, NOT_YET, NOT_HELD, NOT_MEASURED = "held", "not yet", "not held", "not measured"
@@ -445,9 +446,15 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
             if first.cpu_pct is None:
                 return line(unit, measured, count_state(expected, first.in_flight, True))
             measured += f", its collector with {first.cpu_pct:.0f} % of a CPU in its pauses"
-            if first.cpu_pct < GC_CPU_MIN_PCT:
-                # The count is derived for a collector with its CPU (report.gc.GC_CPU_MIN_PCT).
-                return line(unit, f"{measured} (the count holds from {GC_CPU_MIN_PCT} %)", NOT_MEASURED)
+            pause = first.typical_pause_s
+            if pause is None:
+                return line(unit, measured, count_state(expected, first.in_flight, True))
+            measured += f" (a full collection {first.work_s:.2f} s of CPU at the median: {1000 * pause:.0f} ms each)"
+            probe = ev.analysis.liveness_probe
+            timeout = probe.timeout_s if probe else PROBE_DEFAULTS["timeoutSeconds"]
+            if pause > timeout:
+                # The count is derived for pauses under the probe's timeout (report/gc.py, typical_pause_s).
+                return line(unit, f"{measured}: past the probe's {timeout:g} s timeout, the count holds for pauses under it", NOT_MEASURED)
             return line(unit, measured, count_state(expected, first.in_flight, True))
         if first.share is None:
             return line(unit, f"no GC log and no two answered scrapes before {ended}", NOT_MEASURED)
