@@ -740,3 +740,12 @@ def test_a_resumed_lab_keeps_the_judged_runs_runs_the_rest_and_counts_them_all(m
     monkeypatch.setattr(refused, "connect", lambda: pytest.fail("connected"))
     with pytest.raises(exits.SetupError, match="--resume goes on with a lab folder"):
         refused.run()
+    # A new pass into a folder that holds one (without --resume) is refused too, the folder untouched: its
+    # runs' recordings would take the new ones.
+    before = sorted(p.name for p in out.iterdir())
+    again = runner.Lab(runner.LabOptions(only=["baseline"], out=str(out)), environ={})
+    monkeypatch.setattr(again, "connect", lambda: pytest.fail("connected"))
+    with pytest.raises(exits.SetupError, match=r"is not empty \(baseline-1, baseline-2.stopped") as refusal:
+        again.run()
+    assert f"--resume --out {out.resolve()}" in refusal.value.fix, refusal.value.fix
+    assert sorted(p.name for p in out.iterdir()) == before

@@ -481,6 +481,13 @@ class Lab:
         self.out = (
             Path(self.opts.out) if self.opts.out else ROOT / "reports" / time.strftime("lab-%Y%m%dT%H%M%SZ", time.gmtime())
         ).resolve()
+        if not self.opts.resume and self.out.is_dir() and any(self.out.iterdir()):
+            # A run's recorder adds to the timeline it finds: a new pass in an old folder mixes both runs.
+            raise SetupError(
+                f"--out {self.out} is not empty ({', '.join(sorted(p.name for p in self.out.iterdir())[:4])}...): "
+                "this pass's runs would mix with what is there",
+                f"go on with that pass: --resume --out {self.out}; or give a new folder (default: reports/lab-<timestamp>)",
+            )
         self.out.mkdir(parents=True, exist_ok=True)
         with log_file(self.out / "lab.log"):
             self.connect()
