@@ -236,7 +236,8 @@ class LiveRecorder:
 
         self.first: dict[str, int] = {}
         self.restarts: dict[str, int] = {}
-        self.file = open(path, "a", encoding="utf-8")
+        # A run's own timeline: a folder run into again must not add this run to the last one's recording.
+        self.file = open(path, "w", encoding="utf-8")
         self.recorder = Watching(self.file, Kube(), metrics_kube=Kube())
         self.thread = threading.Thread(target=self.recorder.run, args=(duration,), name="recorder", daemon=True)
 
