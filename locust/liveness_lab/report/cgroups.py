@@ -22,17 +22,14 @@ from .node_loop import NodeLoop
 
 # One block a second: "<path> <nr_periods> <nr_throttled>" per container cgroup of a pod, then "end".
 NODE_LOOP = r"""
-while :; do
-  find /sys/fs/cgroup -name cpu.stat -path '*kubepods*pod*' 2>/dev/null | while IFS= read -r f; do
-    p=; n=
-    while read -r k v; do
-      case $k in nr_periods) p=$v ;; nr_throttled) n=$v ;; esac
-    done < "$f"
-    [ -n "$p" ] && [ -n "$n" ] && printf '%s %s %s\n' "$f" "$p" "$n"
-  done
-  echo end
-  sleep 1
+find /sys/fs/cgroup -name cpu.stat -path '*kubepods*pod*' 2>/dev/null | while IFS= read -r f; do
+  p=; n=
+  while read -r k v; do
+    case $k in nr_periods) p=$v ;; nr_throttled) n=$v ;; esac
+  done < "$f"
+  [ -n "$p" ] && [ -n "$n" ] && printf '%s %s %s\n' "$f" "$p" "$n"
 done
+echo end
 """
 POD_DIR = re.compile(r"pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})")
 # The source the report names.

@@ -57,7 +57,7 @@ from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, metric_s
 from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 
 from . import cgroups, clock, gc, scheduler
-from .node_loop import NodeLoop
+from .node_loop import LIFETIME_S, NodeLoop
 
 # cAdvisor's, per container; the working set is what the kernel's memory limit is held against (an OOM kill).
 CADVISOR_METRICS = (
@@ -102,8 +102,8 @@ def cpu_times(line: str):
     return sum(numbers) - idle, sum(numbers)
 
 
-# Inside the node container: /proc/stat's first line once a second, for as long as the pipe is read.
-NODE_CPU_LOOP = "while :; do head -n 1 /proc/stat; sleep 1; done"
+# Inside the node container, once a second (report.node_loop): /proc/stat's first line.
+NODE_CPU_LOOP = "head -n 1 /proc/stat"
 
 
 def kind_node_container(node: str, docker: str = "docker") -> bool:
@@ -124,9 +124,9 @@ class MachineCpu(NodeLoop):
     """The Docker machine's CPU busy fraction, from /proc/stat inside a kind node container, one sample a
     second, handed to ON_SAMPLE(busy) from a thread of its own."""
 
-    def __init__(self, node: str, on_sample, docker: str = "docker"):
+    def __init__(self, node: str, on_sample, docker: str = "docker", lifetime_s: float = LIFETIME_S):
         self.on_sample = on_sample
-        super().__init__(node, NODE_CPU_LOOP, self._read, docker)
+        super().__init__(node, NODE_CPU_LOOP, self._read, docker, lifetime_s)
 
     def _read(self, lines):
         before = None
