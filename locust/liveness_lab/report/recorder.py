@@ -57,7 +57,7 @@ from liveness_lab.base.kube import Kube, KubeUnavailable, event_record, metric_s
 from liveness_lab.base.variants import SERVICE_PORT, variant_of_pod
 
 from . import cgroups, clock, gc, scheduler
-from .node_loop import LIFETIME_S, NodeLoop
+from .node_loop import NodeLoop
 
 # cAdvisor's, per container; the working set is what the kernel's memory limit is held against (an OOM kill).
 CADVISOR_METRICS = (
@@ -124,9 +124,9 @@ class MachineCpu(NodeLoop):
     """The Docker machine's CPU busy fraction, from /proc/stat inside a kind node container, one sample a
     second, handed to ON_SAMPLE(busy) from a thread of its own."""
 
-    def __init__(self, node: str, on_sample, docker: str = "docker", lifetime_s: float = LIFETIME_S):
+    def __init__(self, node: str, on_sample, docker: str = "docker"):
         self.on_sample = on_sample
-        super().__init__(node, NODE_CPU_LOOP, self._read, docker, lifetime_s)
+        super().__init__(node, NODE_CPU_LOOP, self._read, docker)
 
     def _read(self, lines):
         before = None
