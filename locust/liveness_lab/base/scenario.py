@@ -47,8 +47,10 @@ from . import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAU
 from .variants import VARIANTS
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
-# A count prediction: a number, or a comparison with one ("0", ">=1", ">0", "<=2").
+# A count prediction: a number, a comparison with one ("0", ">=1", ">0", "<=2"), or a band whose both ends
+# hold ("5700..10500": from 5,700 to 10,500).
 COUNT = re.compile(r"^(>=|<=|>|<|==)?\s*(\d+)$")
+BAND = re.compile(r"^(\d+)\s*\.\.\s*(\d+)$")
 
 # What scripts/demo.sh runs when a scenario's load leaves a key out (its own defaults, but a shorter hold).
 LOAD_DEFAULTS = {
@@ -66,7 +68,7 @@ LOAD_DEFAULTS = {
 LOAD_KEYS = set(LOAD_DEFAULTS) | {"where"}
 
 # The prediction vocabulary, per variant: key -> what its value may be (checked by the loader, judged by
-# report.predictions, for the lab and the workshop). A count is a number or a comparison (COUNT).
+# report.predictions, for the lab and the workshop). A count is a number, a comparison (COUNT) or a band (BAND).
 PREDICTIONS = {
     "restarts": "a count: container restarts of the variant's pods during the run (a kill whose restart has not come yet counts as one)",
     "restarted_pods": "'all' or a count: how many of its pods restarted at least once",
@@ -110,8 +112,7 @@ PREDICTIONS = {
     "(its kill's time, else its end): report/gc.py",
     "in_flight_before_first_restart": "a count: the most requests in flight (demo_requests_in_flight) the variant's first "
     "container to end reported in its answered scrapes before its end, killed or exited; where its JVM logs its collections' CPU "
-    "(-Xlog:gc+cpu) and its typical full collection, the median CPU seconds over the collector's share of a CPU, lasted longer "
-    "than the liveness probe's timeout, not judged: report/gc.py",
+    "(-Xlog:gc+cpu), the collector's share of a CPU and its typical full collection reported beside it: report/gc.py",
     "vthreads_queued": "a count: the most virtual threads waiting for a carrier in one reading of Boot's /actuator/info "
     "(process.virtualThreads.queued) during the load: report/scheduler.py",
 }
@@ -289,6 +290,8 @@ def check_race(path, data: dict, predict: dict) -> Race | None:
 
 
 def check_count(value) -> bool:
+    if isinstance(value, str) and (band := BAND.match(value.strip())):
+        return int(band.group(1)) <= int(band.group(2))
     return (
         isinstance(value, int) and not isinstance(value, bool) and value >= 0 or isinstance(value, str) and bool(COUNT.match(value.strip()))
     )

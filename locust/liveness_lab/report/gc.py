@@ -47,24 +47,14 @@ from liveness_lab.base.kube import parse_time
 MIN_SPAN_S = 4.0
 # The JVM logs CPU times in hundredths of a second: under a second of pauses says little of a share.
 MIN_CPU_SPAN_S = 1.0
-# When gc-heap-full's count of requests in flight at the first end can be judged (written 2026-11-30, after
-# the nine runs that first logged the collector's CPU and before any run judged by it). The count is derived
-# for pauses under the liveness probe's timeout, so that only pauses back to back fail three probes in a
-# row. Those nine runs measured what a pause is made of: a full collection of this heap costs about the same
-# CPU in every run (0.29-0.36 s at the median, 0.45 s at most) and lasts that work over the share of a CPU
-# the collector gets (445 ms at 80 %, 845 ms at 40 %, 1,053 ms at 32 %). So the run's own typical full
-# collection, its median CPU seconds in the window over the collector's share there (``typical_pause_s``),
-# says whether its pauses stayed under the timeout: where it ran past it, each pause fails a probe by
-# itself, the kill can come before the heap is at its edge, and the count cannot be judged (as the
-# machine's 90 % check voids a run). The median, not the longest: a kill needs three failed probes in a
-# row 5 s apart, so one long collection fails at most one of them; the typical one decides whether three
-# do. With 0.33 s of work the pauses stay under 1 s from about a third of a CPU. It replaces a fixed
-# three quarters (from "756 ms with its CPU"), whose premise those runs contradicted: the 395-756 ms pauses
-# had come with about half a CPU. The work is close to the same in every run because the heap is (-Xmx128m):
-# the typical pause is near the median pause the log shows, and the CPU says why it is long.
-# Its twelve runs (the same day) did not hold either: 4 of the 8 judged, kills at 8,720-8,971 in flight with
-# typical collections of 913-984 ms, under the timeout (docs/lab.md, "The collector's kill"); kept until
-# the next form is written before its own runs.
+# How long the run's typical full collection lasted: its median CPU seconds in the window over the share of a
+# CPU the collector had there (``typical_pause_s``). A full collection of gc-heap-full's heap costs about the
+# same CPU in every run (0.29-0.36 s at the median, 0.45 s at most) and lasts that work over the collector's
+# share (445 ms at 80 %, 845 ms at 40 %, 1,053 ms at 32 %). Two forms of the count of requests in flight at
+# the first end were judged only where the collector had its CPU (three quarters of one; then a typical
+# collection under the probe's timeout), and neither held: the count depends on the share continuously
+# (docs/lab.md, "The collector's kill"). Since 2026-11-30 afternoon the count is judged as a band from the
+# heap alone, at any share, and this figure is reported beside it: where in the band the kill came.
 
 
 @dataclass(frozen=True)
