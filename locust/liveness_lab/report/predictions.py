@@ -141,8 +141,8 @@ def band_top(expr) -> int | None:
 
 
 def count_state(expr, n: int, settled: bool) -> str:
-    """A count prediction EXPR (a number, or a comparison such as ">=1") against N so far; SETTLED: the run
-    has gone past its evidence time (a finished run always has)."""
+    """A count prediction EXPR (a number, a comparison such as ">=1", or a band "5700..10500") against N so
+    far; SETTLED: the run has gone past its evidence time (a finished run always has)."""
     op, k = bounds(expr)
     top = band_top(expr)
     if top is not None and n > top:
