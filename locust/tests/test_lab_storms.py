@@ -517,6 +517,33 @@ def test_a_count_band_holds_between_its_ends_and_the_loader_refuses_one_upside_d
     assert check_count("5700..10500") and check_count("3 .. 3") and not check_count("10500..5700") and not check_count("5700..")
 
 
+def test_a_cap_on_requests_in_flight_holds_the_pod_up_under_the_old_generation_and_not_over_it(tmp_path):
+    # gc-shedding's run 3 of 2026-11-30 evening (the cap at 4,500): 0 restarts, 31,486 answered 429 at once,
+    # no other failure, the machine 90 % busy (just under the lab's line). And the second of the afternoon's
+    # three at the old cap (8,000, more than the 85 MiB old generation holds): killed for liveness at
+    # +193.5 s, the restart refusing connections and 90 answered 404 around it, the machine 88 % busy.
+    capped = judge.judge_scenario(scenario("gc-shedding"), FIXTURES / "lab-gc-shedding")
+    assert capped.outcome == judge.HELD, [x.text() for x in capped.lines] + capped.why_cannot_tell
+    got = lines(capped)
+    assert got["reactive", "shed"].measured == "31486 of 60779", got["reactive", "shed"].text()
+    over = judge.judge_scenario(scenario("gc-shedding"), FIXTURES / "lab-gc-shedding-8000")
+    assert over.outcome == judge.NOT_HELD, [x.text() for x in over.lines] + over.why_cannot_tell
+    got = lines(over)
+    assert not got["reactive", "restarts"].held and "first liveness kill at +193.5 s" in got["reactive", "restarts"].measured
+    assert got["reactive", "shed"].held and not got["reactive", "failures_not_shed"].held
+    assert "LocustBadStatusCode(code=404) x90" in got["reactive", "failures_not_shed"].measured
+    # The same kill on a machine 95 % busy through the hold: the collector's CPU is not the scenario's to
+    # give, so the run cannot tell, as two of the three at 8,000 could not.
+    busy = copy(tmp_path, "lab-gc-shedding-8000")
+    records = [json.loads(x) for x in (busy / "timeline.jsonl").read_text().splitlines()]
+    for r in records:
+        if r["kind"] == "cpu":
+            r["busy"] = 0.95
+    (busy / "timeline.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    starved = judge.judge_scenario(scenario("gc-shedding"), busy)
+    assert starved.outcome == judge.CANNOT_TELL and any("95% busy" in w for w in starved.why_cannot_tell), starved.why_cannot_tell
+
+
 def test_a_typical_full_collection_is_its_median_work_over_the_collectors_share():
     from liveness_lab.report.gc import GcBeforeKill, work_between
 
