@@ -2,13 +2,13 @@
 # Builds the image liveness-lab/locust:<tag> from locust/Dockerfile: the locustfile, the Pods and Live tabs
 # (the web UI bundle, locust/webui/) and the report modules on a Python base, with exactly the packages
 # of locust/requirements.lock in /opt/venv. Skips the build when the image already holds the current
-# locust/ sources built on the same base. The web UI bundle is built in the Dockerfile's Node stage on
-# NODE_IMAGE (scripts/versions.env) when that image is here or can be pulled; otherwise on this machine
-# first (scripts/build-webui.sh: Node.js NODE_MIN_VERSION or newer, npm registry), and copied in. The
-# image's helm (HELM_VERSION, which the master runs for the Workshop tab's Skip and Reset) is downloaded
-# by the Dockerfile's helm stage where get.helm.sh answers; otherwise fetched here through
-# LIVENESS_LAB_DOWNLOAD_MIRROR (Linux on the Docker machine's CPU, SHA-256 checked) or built here with Go
-# (the Linux CPU of the Docker machine must be this machine's) and copied in.
+# sources of what locust/.dockerignore lets into it, built on the same base. The web UI bundle is built
+# in the Dockerfile's Node stage on NODE_IMAGE (scripts/versions.env) when that image is here or can be
+# pulled; otherwise on this machine first (scripts/build-webui.sh: Node.js NODE_MIN_VERSION or newer, npm
+# registry), and copied in. The image's helm (HELM_VERSION, which the master runs for the Workshop tab's
+# Skip and Reset) is downloaded by the Dockerfile's helm stage where get.helm.sh answers; otherwise fetched
+# here through LIVENESS_LAB_DOWNLOAD_MIRROR (Linux on the Docker machine's CPU, SHA-256 checked) or built
+# here with Go (the Linux CPU of the Docker machine must be this machine's) and copied in.
 #
 # Usage: scripts/build-locust-image.sh [--base IMAGE] [--offline-wheels] [--force]
 #   --base IMAGE      base image (default: $BASE_IMAGE, else LOCUST_BASE_IMAGE from scripts/versions.env;
@@ -50,9 +50,10 @@ locust_lock_problems "$LL_ROOT/$LOCUST_LOCK" "$LL_ROOT/$LOCUST_REQUIREMENTS" >&2
 need_cmd docker "install Docker: Docker Desktop on macOS (https://docs.docker.com/desktop/), Docker Engine on Linux (scripts/cluster-up.sh installs it on Debian as root)"
 require_image base "$base" --base "$LOCAL_PYTHON_BASE_IMAGE"
 # The image is current when it was built from these exact sources onto this base: the label names both
-# (the sources hash, then the base's image ID). How pip got the wheels does not matter: their hashes
-# are the lock's either way.
-sources=$(ll_sources_hash locust)-$(image_id12 "$base")-helm-$HELM_VERSION
+# (the hash of what locust/.dockerignore lets into the image, then the base's image ID; the tests and the
+# lab's own code are not in it). How pip got the wheels does not matter: their hashes are the lock's.
+mapfile -t context < <(ll_context_paths locust)
+sources=$(ll_sources_hash "${context[@]}")-$(image_id12 "$base")-helm-$HELM_VERSION
 image_up_to_date "$image" "$sources" "$force" && exit 0
 
 # The Node stage needs NODE_IMAGE; where no registry answers, the host builds the bundle and the stage

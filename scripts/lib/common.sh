@@ -314,6 +314,21 @@ ll_sources_hash() {
   ) | ll_sha256 | cut -c1-16
 }
 
+# ll_context_paths DIR: what an image built from DIR (relative to the repository root) is made of, for its
+# sources hash: the files and folders DIR's .dockerignore lets into the build context (its "!" lines after
+# its "*"), those that exist, and the .dockerignore itself. Tests and tools beside them change no image.
+ll_context_paths() {
+  local pattern path
+  echo "$1/.dockerignore"
+  while IFS= read -r pattern || [ -n "$pattern" ]; do
+    case $pattern in '!'*) ;; *) continue ;; esac
+    for path in "$LL_ROOT/$1/"${pattern#!}; do # the pattern's glob, as Docker reads it
+      path=${path%/} # a folder as a path that find's -name and -path (ll_find_sources) can prune
+      [ -e "$path" ] && echo "${path#"$LL_ROOT"/}"
+    done
+  done <"$LL_ROOT/$1/.dockerignore"
+}
+
 # is_root_debian: true when this script may install Debian packages itself.
 is_root_debian() { [ "$(id -u)" = 0 ] && [ -r /etc/debian_version ] && command -v apt-get >/dev/null; }
 

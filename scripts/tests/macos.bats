@@ -23,7 +23,7 @@ setup() {
 }
 
 teardown() {
-  rm -f "$ROOT/locust/.DS_Store" "$ROOT/service/src/._Main.java"
+  rm -f "$ROOT/locust/.DS_Store" "$ROOT/service/src/._Main.java" "$ROOT/locust/tests/_hash_probe.py" "$ROOT/locust/liveness_lab/base/_hash_probe.py"
 }
 
 # Else every cluster-up on a Mac would rebuild, reload and restart every pod.
@@ -58,6 +58,23 @@ teardown() {
   echo "changed" >>"$copy/locust/locustfile.py" # a source file still counts
   # shellcheck disable=SC2016
   run on_mac_bash 'cd "$1" && . scripts/lib/common.sh && ll_sources_hash locust service' "$copy"
+  refute_output "$before"
+}
+
+# Else a change to a test or to the lab's own code rebuilds the Locust image (a minute and a half) and
+# restarts its pods at the next cluster-up, though nothing in the image changed.
+@test "the Locust image's sources are what locust/.dockerignore lets in: a new test changes no hash, a new module does" {
+  local before after
+  # shellcheck disable=SC2016 # the program is for the Mac's bash
+  local hash='. "$1/scripts/lib/common.sh" && mapfile -t c < <(ll_context_paths locust) && ll_sources_hash "${c[@]}"'
+  before=$(on_mac_bash "$hash" "$ROOT")
+  [ -n "$before" ]
+  echo "def test_nothing(): pass" >"$ROOT/locust/tests/_hash_probe.py"
+  after=$(on_mac_bash "$hash" "$ROOT")
+  assert_equal "$after" "$before"
+  echo "X = 1" >"$ROOT/locust/liveness_lab/base/_hash_probe.py"
+  run on_mac_bash "$hash" "$ROOT"
+  assert_success
   refute_output "$before"
 }
 
