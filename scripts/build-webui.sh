@@ -6,7 +6,8 @@
 #
 # Usage: scripts/build-webui.sh
 # Needs Node.js NODE_MIN_VERSION (scripts/versions.env) or newer with npm, and the npm registry; as root on
-# Debian it installs Debian's nodejs and npm when they are missing. Skips the build when dist/ is current.
+# Debian it installs Debian's nodejs and npm when they are missing. Skips the build when dist/ is current,
+# and copies the bundle from ~/.cache/liveness-lab/webui-dist-<sources> when a clone of the same sources built it.
 [ -n "${BASH_VERSION:-}" ] || { printf 'error: %s needs bash >= 4.1, not this shell\n  fix: run it as %s (its first line picks bash) or as: bash %s\n' "$0" "$0" "$0" >&2; exit 1; }
 set -o errexit -o nounset -o pipefail
 # shellcheck source=lib/common.sh

@@ -35,13 +35,20 @@ ensure_node() {
 
 # build_locust_webui: locust/webui/dist/ from package-lock.json (npm ci: exactly the locked packages,
 # integrity checked; install scripts off, none is needed to bundle; again only when the lock changed).
-# Skipped when dist/ was built from the current sources (its .sources stamp).
+# Skipped when dist/ was built from the current sources (its .sources stamp); copied from the cache when a
+# clone of the same sources built it before ($LL_CACHE/webui-dist-<sources>: a fresh clone's npm ci and
+# build take about a minute).
 build_locust_webui() {
-  local want lock
+  local want lock cached
   want=$(ll_sources_hash locust/webui)
   lock=$(ll_sha256 <"$LL_WEBUI/package-lock.json" | cut -c1-16)
+  cached=$LL_CACHE/webui-dist-$want
   if [ -f "$LL_WEBUI/dist/index.html" ] && [ "$(cat "$LL_WEBUI/dist/.sources" 2>/dev/null)" = "$want" ]; then
     log "web UI bundle locust/webui/dist is up to date (sources $want)"
+    return 0
+  fi
+  if [ -f "$cached/index.html" ] && rm -rf "$LL_WEBUI/dist" && cp -R "$cached" "$LL_WEBUI/dist"; then
+    log "web UI bundle locust/webui/dist from the cache ($cached)"
     return 0
   fi
   ensure_node
@@ -53,4 +60,7 @@ build_locust_webui() {
   ) || die "the web UI bundle did not build (above)" "check that the npm registry answers (npm ping), then run it again"
   echo "$want" >"$LL_WEBUI/dist/.sources"
   log "built locust/webui/dist ($(du -sk "$LL_WEBUI/dist" | awk '{ print $1 }') KiB)"
+  if ! { mkdir -p "$LL_CACHE" && rm -rf "$cached.new" "$cached" && cp -R "$LL_WEBUI/dist" "$cached.new" && mv "$cached.new" "$cached"; }; then
+    warn "could not keep the web UI bundle in $cached (the next clone builds it again)"
+  fi
 }

@@ -7,9 +7,12 @@ Usage: .venv/bin/python scripts/libexec/offline_wheels.py BASE_IMAGE LOCK OUT_DI
 BASE_IMAGE's python3 tells its marker environment (PEP 508) and glibc; the lock's entries whose markers
 hold for that Python are downloaded, without their markers (pip download would evaluate them for the
 host's Python), for its version and CPU and every manylinux tag its glibc runs, into OUT_DIR (replaced).
-Errors say what failed and the fix, and exit 1.
+With LL_CACHE set (scripts/lib/common.sh exports it) they are kept in LL_CACHE/wheels-<key>, the key a hash
+of the lock and of that Python's marker environment, and copied from there the next time (a clone's
+download took 23 s). Errors say what failed and the fix, and exit 1.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -67,6 +70,13 @@ def main(base: str, lock: str, out: str) -> None:
     platforms = ["--platform", f"manylinux2014_{machine}"]
     for minor in range(17, int(glibc.split(".")[1]) + 1):
         platforms += ["--platform", f"manylinux_2_{minor}_{machine}"]
+    key = hashlib.sha256(open(lock, "rb").read() + json.dumps([target, glibc], sort_keys=True).encode()).hexdigest()[:16]
+    cached = os.path.join(os.environ["LL_CACHE"], f"wheels-{key}") if os.environ.get("LL_CACHE") else None
+    if cached and os.path.isdir(cached):
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(cached, out)
+        print(f"the wheels of {os.path.basename(lock)} for Python {pyver} ({machine}, glibc {glibc}) from the cache ({cached})")
+        return
     print(f"downloading the wheels of {os.path.basename(lock)} for Python {pyver} ({machine}, glibc {glibc}) into {out}")
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as reqs:
         reqs.write("\n".join(requirements(lock, target)) + "\n")
@@ -102,6 +112,13 @@ def main(base: str, lock: str, out: str) -> None:
             )
     shutil.rmtree(out, ignore_errors=True)
     os.rename(out + ".new", out)
+    if cached:
+        try:
+            shutil.rmtree(cached + ".new", ignore_errors=True)
+            shutil.copytree(out, cached + ".new")
+            os.rename(cached + ".new", cached)
+        except OSError as e:
+            print(f"warning: could not keep the wheels in {cached} (the next clone downloads them again): {e}", file=sys.stderr)
 
 
 if __name__ == "__main__":
