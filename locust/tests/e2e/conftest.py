@@ -146,7 +146,7 @@ def settled_release(cluster):
     swarms from it: an earlier test's rollout (the lab's rollback after its servlet scenario replaces the
     variants and both Locust Deployments) leaves JVMs starting and a worker that lost its master restarting
     (seen: the tabs did not render within 30 s and the master had no worker)."""
-    waited = kind.wait_settled("before the web UI's test", ("blocking", "reactive", *kind.LOCUST_COMPONENTS))
+    waited = kind.wait_settled("before the web UI's test", kind.WITH_LOCUST)
     print(f"the release and its Locust settled after {waited:.0f} s")
 
 

@@ -306,6 +306,8 @@ SETTLE_S = float(os.environ.get(SETTLE_ENV, DEFAULT_SETTLE_S))
 SETTLE_WAIT_S = 300
 # The Locust master's and workers' component labels (chart/templates/_helpers.tpl), for wait_settled.
 LOCUST_COMPONENTS = ("locust", "locust-worker")
+# The release with its Locust: what a test that swarms from the in-cluster master waits to settle.
+WITH_LOCUST = ("blocking", "reactive", *LOCUST_COMPONENTS)
 
 
 def master_without_worker() -> list[str]:

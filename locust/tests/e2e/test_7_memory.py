@@ -45,7 +45,7 @@ def reactive_probe_failures() -> list[str]:
 
 def test_the_reactive_pod_holds_900_requests_in_flight_without_running_out_of_memory():
     # The release's master through the API server, as a scripted run with --load cluster finds it.
-    waited = kind.wait_settled("before 900 users", ("blocking", "reactive", *kind.LOCUST_COMPONENTS))
+    waited = kind.wait_settled("before 900 users", kind.WITH_LOCUST)
     print(f"the release settled after {waited:.0f} s")
     master = release_master(rel.ClusterApi(kind.CONTEXT, kind.NAMESPACE, kind.RELEASE), environ={})
     before = {s["name"]: s["restartCount"] for s in reactive_containers()}

@@ -46,7 +46,6 @@ TCP_MET_WAIT_S = 120  # the TCP probe's evidence time is about 21 s of swarm; th
 BLOCKING = f"{kind.RELEASE}-blocking"
 SERVICE_ACCOUNT = f"system:serviceaccount:{kind.NAMESPACE}:{kind.RELEASE}-locust"
 PROGRESS = f"{kind.RELEASE}-workshop"
-SETTLE_WITH_LOCUST = ("blocking", "reactive", *kind.LOCUST_COMPONENTS)
 
 
 def deployment(name=BLOCKING) -> dict:
@@ -108,7 +107,7 @@ def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(w
         # The Locust pods too: test_8's rollback rolls both Locust Deployments, and its worker, told to quit by
         # the old master, restarts until it reaches the new one (CI, 2026-11-30: two restarts, a liveness kill
         # among them, and the swarm that followed had no worker, so the master judged no window).
-        waited = kind.wait_settled("before step 1", SETTLE_WITH_LOCUST)
+        waited = kind.wait_settled("before step 1", kind.WITH_LOCUST)
         print(f"replaced restarted blocking pods {restarted}; settled after {waited:.0f} s")
         assert web_post(web_ui, "/liveness-lab/workshop/steps/baseline/select") == 200
         started = swarm(web_ui)
@@ -170,7 +169,7 @@ def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(w
                 probe = container_of(deployment())["livenessProbe"]
                 assert "tcpSocket" in probe and "httpGet" not in probe, probe
                 assert kind.helm_values()["variants"]["blocking"]["probes"]["liveness"]["type"] == "tcpSocket"
-                rolled = kind.wait_settled("after Skip", SETTLE_WITH_LOCUST)
+                rolled = kind.wait_settled("after Skip", kind.WITH_LOCUST)
                 print(f"Skip: the release settled {rolled:.0f} s after")
                 started = swarm(web_ui)
                 met_at = None
