@@ -205,3 +205,29 @@ def run_env(services: dict, **extra: str) -> dict:
     env.update({f"LIVENESS_LAB_{v.upper()}_HOST": url for v, url in services.items()})
     env.update(extra)
     return env
+
+
+# The planted case of the claim that can fail (issue 67): the recorded baseline run with its reactive pod
+# given the blocking pod's liveness failures and kills (the same events at the same times, the same restart
+# counts), the machine as recorded (86 % busy on average, under the 90 % line).
+PLANTED_FROM, PLANTED_TO = "liveness-lab-blocking-7c76b4cdd9-hm9lj", "liveness-lab-reactive-765464457-4zxhn"
+
+
+def reactive_killed_like_blocking(folder: Path) -> Path:
+    """A copy of fixtures/lab-baseline at FOLDER whose reactive pod was killed as its blocking pod was."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "lab-baseline", folder)
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines() if x.strip()]
+    out = []
+    for r in records:
+        out.append(r)
+        if r["kind"] == "event" and r["pod"] == PLANTED_FROM:
+            out.append({**r, "uid": r["uid"] + "-planted", "pod": PLANTED_TO, "variant": "reactive"})
+        elif r["kind"] == "pods":
+            by_name = {p["name"]: p for p in r["pods"]}
+            if PLANTED_FROM in by_name and PLANTED_TO in by_name:
+                fields = ("ready", "restarts", "waiting", "lastTerminatedReason", "lastTerminatedExitCode", "lastTerminatedAt")
+                by_name[PLANTED_TO].update({k: by_name[PLANTED_FROM][k] for k in fields})
+    (folder / "timeline.jsonl").write_text("\n".join(json.dumps(r) for r in out) + "\n")
+    return folder

@@ -9,7 +9,7 @@ import shutil
 import textwrap
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, reactive_killed_like_blocking
 
 from liveness_lab.base import scenario as scenario_file
 from liveness_lab.base.exits import SetupError
@@ -211,6 +211,32 @@ def test_a_disturbed_run_cannot_tell(runs):
     result = judge.judge_scenario(scenario("baseline"), runs["run-disturbed"])
     assert result.outcome == judge.CANNOT_TELL
     assert any("pods created during the run" in w for w in result.why_cannot_tell)
+
+
+def test_a_reactive_pod_killed_for_liveness_on_a_machine_under_the_line_is_not_held_by_the_lab_and_fails_the_demo(tmp_path, capsys):
+    # The central claim can fail: the reactive pod's own probe failures and kills are the outcome the
+    # prediction is about, never a sign that voids the run (the machine was 86 % busy, under the line).
+    folder = reactive_killed_like_blocking(tmp_path / "planted")
+    assert cli.main(["judge", "baseline", str(folder)]) == 1
+    result = judge.read(folder)
+    assert result.outcome == judge.NOT_HELD and result.why_cannot_tell == []
+    not_held = {x.key for x in result.lines if x.variant == "reactive" and not x.held}
+    assert not_held == {"restarts", "unhealthy"}, [x.text() for x in result.lines]
+    assert result.report_verdict == "FAIL"
+    demo = verdict.judge(load_run(folder))
+    assert demo.verdict == "FAIL" and demo.exit_code == 1 and not demo.facts.cannot_tell
+    assert any("pods failed" in s for s in demo.facts.cpu.signs)  # shown beside the run as an outcome
+    # The same run on a machine over the line: now, and only now, it cannot tell, for the lab and the demo.
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+    for r in records:
+        if r["kind"] == "cpu":
+            r["busy"] = 0.95
+    (folder / "timeline.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert cli.main(["judge", "baseline", str(folder)]) == 2
+    assert judge.read(folder).why_cannot_tell == [
+        "the machine busy: the machine's CPU was 95% busy on average during the hold (the line: 90%)"
+    ]
+    assert verdict.judge(load_run(folder)).verdict == "INCONCLUSIVE"
 
 
 def test_a_run_without_probe_settings_or_without_a_predicted_variant_cannot_tell(runs, tmp_path):

@@ -1,5 +1,5 @@
 """The lab's scenario actions (issue 39): the catalogue checks them and the keys that go with them
-(cpu_check, kubelet, the predictions that read the actions) and names the file and the field of every
+(kubelet, the predictions that read the actions) and names the file and the field of every
 mistake; the action runner does each action at its second after the load start, writes it to the run's
 timeline, waits for the rollout, and puts back what it changed; the kubelet's configuration is read from
 /configz as the kubelet answers it."""
@@ -26,7 +26,6 @@ actions:
   - {at: 40, target: downstream, env: {DEMO_API_DELAY: 3s}, note: slow}
   - {at: 20, target: downstream, replicas: 0, grace: 0, note: a crash}
   - {at: 30, target: reactive, replicas: 3}
-cpu_check: machine
 kubelet: {maxContainerRestartPeriod: 60}
 predict:
   blocking: {kill_timing: from-action}
@@ -45,7 +44,7 @@ def test_a_file_with_actions_loads_them_in_order_of_time(tmp_path):
     assert [(a.at, a.target) for a in s.actions] == [(20, "downstream"), (30, "reactive"), (40, "downstream")]
     assert s.actions[0].describe() == "downstream: replicas 0 (its pods deleted with 0 s grace)"
     assert s.actions[2].describe() == "downstream: DEMO_API_DELAY=3s" and s.actions[2].note == "slow"
-    assert s.cpu_check == "machine" and s.kubelet == {"maxContainerRestartPeriod": 60}
+    assert s.kubelet == {"maxContainerRestartPeriod": 60}
     removed = scenario.load_scenario(write(tmp_path, GOOD.replace("DEMO_API_DELAY: 3s", "DEMO_API_DELAY: null")))
     assert removed.actions[2].env == {"DEMO_API_DELAY": None} and removed.actions[2].describe() == "downstream: DEMO_API_DELAY removed"
 
@@ -71,7 +70,9 @@ def test_a_file_with_actions_loads_them_in_order_of_time(tmp_path):
         (("env: {DEMO_API_DELAY: 3s}", "env: {'1 BAD': x}"), "actions[0].env", "not an environment variable name"),
         (("env: {DEMO_API_DELAY: 3s}", "env: {A: [1]}"), "actions[0].env.A", "not a text or null"),
         (("actions:\n", "actions: {at: 1}\nunused:\n"), "unused", "unknown key"),
-        (("cpu_check: machine", "cpu_check: none"), "cpu_check", "'none' is not one of full, machine"),
+        # cpu_check is gone (only the machine's busy share voids a run, for every scenario): a file that
+        # still has it is refused, not read as it once was.
+        (("kubelet: {", "cpu_check: machine\nkubelet: {"), "cpu_check", "unknown key"),
         (("kubelet: {maxContainerRestartPeriod: 60}", "kubelet: {maxRestart: 60}"), "kubelet.maxRestart", "unknown key"),
         (
             ("kubelet: {maxContainerRestartPeriod: 60}", "kubelet: {maxContainerRestartPeriod: 301}"),
@@ -89,7 +90,7 @@ def test_a_bad_action_or_key_is_refused_naming_the_file_and_the_field(tmp_path, 
 
 
 def test_the_predictions_that_read_actions_need_them(tmp_path):
-    without = GOOD.split("actions:")[0] + "cpu_check" + GOOD.split("cpu_check")[1]
+    without = GOOD.split("actions:")[0] + "kubelet" + GOOD.split("kubelet", 1)[1]
     with pytest.raises(scenario.ScenarioError, match=r"predict.blocking.kill_timing: needs the scenario's actions"):
         scenario.load_scenario(write(tmp_path, without))
     no_scale_up = GOOD.replace("  - {at: 30, target: reactive, replicas: 3}\n", "")
@@ -100,7 +101,6 @@ def test_the_predictions_that_read_actions_need_them(tmp_path):
 def test_every_catalogue_scenario_with_actions_acts_within_its_load():
     for s in catalogue.load_catalogue():
         assert all(a.at < s.load["ramp"] + s.load["hold"] for a in s.actions), s.name
-        assert s.cpu_check in scenario.CPU_CHECKS
 
 
 class Api:

@@ -53,7 +53,7 @@ def test_recorded_passing_run_builds_a_self_contained_report_and_exits_0(tmp_pat
     assert "src='http" not in html and 'src="http' not in html  # nothing fetched from elsewhere
     summary = (folder / "summary.md").read_text()
     assert summary.startswith("# liveness-lab scripted run: PASS")
-    assert "load start -> first restart" in summary and "CPU starvation" in summary
+    assert "load start -> first restart" in summary and "The machine was under the line" in summary
     # One document, two renderings: every section of summary.md is a section of report.html.
     for heading in (line[3:] for line in summary.splitlines() if line.startswith("## ")):
         assert f"<h2>{heading}</h2>" in html, heading
@@ -140,12 +140,13 @@ def test_a_run_without_blocking_is_inconclusive(data):
     assert verdict.judge(data).verdict == "INCONCLUSIVE"
 
 
-def test_cpu_starvation_is_flagged(data):
+def test_a_machine_busy_over_the_line_makes_the_run_inconclusive(data):
     for r in data.timeline:
         if r["kind"] == "cpu":
             r["busy"] = 1.0
-    cpu = verdict.judge(data).facts.cpu
-    assert cpu.starved and any("busy" in w for w in cpu.warnings)
+    result = verdict.judge(data)
+    assert result.facts.cpu.starved and any("100% busy" in w for w in result.facts.cpu.machine_warnings)
+    assert result.verdict == "INCONCLUSIVE" and result.facts.cannot_tell[0].startswith("the machine busy: ")
 
 
 def test_a_run_that_lost_the_kubernetes_api_has_no_verdict(data):

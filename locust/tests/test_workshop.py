@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import reactive_killed_like_blocking
 from locust import FastHttpUser, task
 from locust.env import Environment
 from recorded_release import RecordedApi, RecordedHelm, release_deployments, window_of, with_change
@@ -275,6 +276,13 @@ def test_step_1_is_met_by_the_recorded_passing_runs_kill_of_blocking_with_reacti
         assert result.state == "met", (run, result.reason)
         assert result.measured["blocking"]["livenessKills"][0] == pytest.approx(13.4, abs=0.2)
         assert result.measured["reactive"]["failures"] == 0 and result.measured["reactive"]["restarts"] == []
+
+
+def test_step_1_is_not_met_when_reactive_is_killed_for_liveness_as_blocking_is(tmp_path):
+    # The lab's planted case (test_lab): the workshop's check says what the lab and the demo say.
+    result = judged(reactive_killed_like_blocking(tmp_path / "planted"), "baseline", 40)
+    assert result.state == "not as predicted", result.reason
+    assert "reactive restarted 1 time(s); the lab predicts 0" in result.reason, result.reason
 
 
 def test_step_1_is_not_met_before_the_kill_and_says_where_the_countdown_stands():

@@ -19,7 +19,6 @@ A scenario file holds data only (adding one needs no code):
     actions:                       # what the lab does while the load runs (lab.actions), in order of `at`
       - {at: 30, target: downstream, replicas: 0, grace: 0, note: the downstream goes away}
       - {at: 60, target: downstream, env: {DEMO_API_DELAY: 3s}}   # null removes a variable
-    cpu_check: full                # or machine: only the machine's busy share can void a run (see CPU_CHECKS)
     kubelet: {maxContainerRestartPeriod: 60}   # what the cluster's kubelets must run with (see KUBELET)
     race:                          # predictions that hold in some runs, not in every one (see RACE_KEYS)
       predictions: {blocking: [restarted_pods]}
@@ -146,7 +145,6 @@ TOP_KEYS = {
     "variants",
     "load",
     "actions",
-    "cpu_check",
     "kubelet",
     "predict",
     "measured",
@@ -168,11 +166,6 @@ PROBE_KINDS = ("liveness", "readiness", "startup")
 PROBE_FIELDS = {"timeoutSeconds": 1, "periodSeconds": 1, "failureThreshold": 1, "successThreshold": 1, "initialDelaySeconds": 0}
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 MAX_REPLICAS = 10
-# cpu_check: what of the CPU starvation check (report.verdict.cpu_check) may void a run. full: the machine
-# 90 % busy, or a variant that never blocks throttled, failing probes or slow (its cause could be CPU
-# starvation, not the scenario); machine: only the machine's busy share, for a scenario whose subject is a
-# never-blocking variant throttled or failing its probes for another reason (a tight CPU limit, a dependency).
-CPU_CHECKS = {"full", "machine"}
 # kubelet: what the cluster's kubelets must run with for the scenario to mean anything, read from each
 # node's /configz before the lab starts (lab.runner); a cluster without it is refused (or the scenario
 # skipped when it was not asked for by name). maxContainerRestartPeriod: the CrashLoopBackOff cap in
@@ -240,7 +233,6 @@ class Scenario:
     quick: bool = False
     storm: bool = False
     actions: list[Action] = field(default_factory=list)
-    cpu_check: str = "full"
     kubelet: dict = field(default_factory=dict)
     race: "Race | None" = None
 
@@ -491,9 +483,6 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
         load[key] = value
     load["rate"] = float(load["rate"])
     actions = check_actions(path, data, variants, values, load)
-    cpu_check = data.get("cpu_check", "full")
-    if cpu_check not in CPU_CHECKS:
-        raise ScenarioError(path, "cpu_check", f"{cpu_check!r} is not one of {', '.join(sorted(CPU_CHECKS))}")
     kubelet = check_kubelet(path, data)
     predict = data["predict"]
     if not (isinstance(predict, dict) and predict):
@@ -530,7 +519,6 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
         quick=quick,
         storm=storm,
         actions=actions,
-        cpu_check=cpu_check,
         kubelet=kubelet,
         race=race,
     )

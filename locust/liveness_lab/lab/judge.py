@@ -7,9 +7,11 @@ judge the workshop's live checks use too; this module only adds up the lines. Th
 
 - "held": every prediction held;
 - "not held": at least one did not (the evidence says which and by how much);
-- "cannot tell": the run was disturbed (pods replaced under it, the API gone) or shows CPU starvation,
-  or a prediction could not be measured (no probe settings recorded, a restart whose cause nothing
-  recorded): the run says nothing either way.
+- "cannot tell": only from evidence no prediction is about (``RunFacts.cannot_tell``, the demo's rule
+  too: pods replaced under it by something else, the API gone, the machine busy over the line), or a
+  prediction could not be measured (no probe settings recorded, a restart whose cause nothing recorded):
+  the run says nothing either way. A variant's own restarts, probe failures, throttling or latency are
+  outcomes: where they contradict a prediction, it is not held.
 
 The predictions of the scenario's `race` (a lesson that holds in some runs only) are judged and kept
 but decide nothing: the matrix counts the runs they held in (lab.matrix).
@@ -143,10 +145,7 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
     data = load_run(folder)
     result = judge(data)
     facts = result.facts
-    lines, why = [], list(facts.disturbances)
-    # cpu_check machine: the variants' own throttling, probe failures and latency are the scenario's subject.
-    starvation = facts.cpu.machine_warnings if scenario.cpu_check == "machine" else facts.cpu.warnings
-    why += [f"CPU starvation: {w}" for w in starvation]
+    lines, why = [], list(facts.cannot_tell)
     for variant, expected in scenario.predict.items():
         a = facts.analyses.get(variant)
         if a is None:

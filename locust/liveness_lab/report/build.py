@@ -330,8 +330,15 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
     facts = result.facts
     an, cpu = facts.analyses, facts.cpu
     errors = [Item(f"{v}: {n} x {e}") for v, a in an.items() for e, n in a.figures.errors[:5]]
-    cpu_items = [Item("WARNING: signs of CPU starvation, read the results with care." if cpu.starved else "No sign of CPU starvation.")]
-    cpu_items += [Item(n) for n in cpu.notes] + [Item(w, "WARNING:", "fail") for w in cpu.warnings]
+    cpu_items = [
+        Item(
+            "WARNING: the machine was busy over the line, so the run cannot tell."
+            if cpu.starved
+            else "The machine was under the line: the run's outcome is the variants' own."
+        )
+    ]
+    cpu_items += [Item(n) for n in cpu.notes] + [Item(w, "WARNING:", "fail") for w in cpu.machine_warnings]
+    cpu_items += [Item(w, "outcome:") for w in cpu.signs]
     if facts.api_errors:
         cpu_items.append(Item(f"the Kubernetes API did not answer {facts.api_errors} time(s) during the recording"))
     return Document(
@@ -364,7 +371,7 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
             ),
             Section("Restarts and their causes", [Section(v, [restart_items(a, result.facts.heaps.get(v))]) for v, a in an.items()]),
             Section("Load the variants saw (their own request counts)", [load_items(result)]),
-            Section("CPU starvation check", [Items(cpu_items)]),
+            Section("The machine and its CPU", [Items(cpu_items)]),
             *(Section(name, [Image(name, path)], full_report_only=True) for name, path in (images or {}).items()),
             Section("Events during the run", [event_log(a) for a in an.values()], full_report_only=True),
             Section(

@@ -39,8 +39,11 @@ from .gc import GcBeforeKill, HeapHigh, fullest_heap, gc_before_kills
 from .scheduler import Scheduler, schedulers
 from .settings import VariantSettings, run_settings
 
-# CPU starvation hints: the machine this busy during the hold, or the non-blocking pods throttled this often.
+# The machine this busy on average during the hold and a run cannot tell: what happened may be the
+# machine's doing. The one CPU figure that voids a run, because no prediction is about it.
 BUSY_WARN = 0.90
+# The spared variants' signs of a short CPU, shown beside the run (outcomes, never voiding it): a pod
+# throttled in this share of its CFS periods, a median latency over this factor of the requested.
 THROTTLE_WARN = 0.25
 # A recorder interval (cAdvisor's counters, read every 15 s) counts toward a pod's most throttled one when
 # the pod ran in at least this many CFS periods of it (of 150): a mostly idle interval's few periods say
@@ -48,7 +51,6 @@ THROTTLE_WARN = 0.25
 PEAK_MIN_PERIODS = 50
 # This many failed reads of the API (about one a second) and the timeline has holes: no verdict.
 API_ERRORS_DISTURBED = 5
-# The reactive median may exceed the requested latency by this factor before we call it starved.
 LATENCY_WARN_FACTOR = 1.5
 # How many more requests a variant's pods may count than Locust offered it, with nobody else sending any:
 # one per user, because each user has at most one request in flight and those Locust cuts off when it
@@ -908,17 +910,22 @@ def throttled_pct(a: VariantAnalysis, throttled: dict[str, float]) -> float | No
 
 @dataclass
 class CpuCheck:
-    """Signs that CPU starvation, not a blocked event loop, could explain what happened."""
+    """The CPU during the run. Only the machine's busy share (``machine_warnings``: the node's CPU, which no
+    prediction is about) can make a run say nothing; the spared variants' own throttling, probe failures and
+    slow answers (``signs``) are outcomes of the run, shown beside it and judged by its predictions, never a
+    reason to void it: a reactive pod killed for liveness on a machine under the line is a claim that failed,
+    not one that cannot be told."""
 
     notes: list[str]
-    warnings: list[str]
+    signs: list[str]
     throttled: dict[str, float]
-    machine_warnings: list[str] = field(default_factory=list)  # those of warnings about the machine's busy share
+    machine_warnings: list[str] = field(default_factory=list)
     throttled_peak: dict[str, float] = field(default_factory=dict)  # per pod, its most throttled interval's share
 
     @property
     def starved(self) -> bool:
-        return bool(self.warnings)
+        """The machine was busy over the line: what happened may be its doing, not the variants'."""
+        return bool(self.machine_warnings)
 
 
 def throttle_intervals(throttles: list[dict]):
@@ -962,17 +969,16 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
     busy = [r["busy"] for r in timeline if r["kind"] == "cpu" and phases.hold <= r["t"] <= phases.stop]
     throttles = [r for r in timeline if r["kind"] == "throttle"]
     throttle_error = next((r["message"] for r in timeline if r["kind"] == "error" and r.get("what") == "throttle"), None)
-    notes, warnings = [], []
+    notes, machine, signs = [], [], []
     if busy:
         mean, peak = sum(busy) / len(busy), max(busy)
         source = next((r.get("source") for r in timeline if r["kind"] == "cpu" and r.get("source")), "/proc/stat")
         notes.append(f"machine CPU busy during the hold: mean {mean:.0%}, peak {peak:.0%} ({len(busy)} samples, {source})")
         if mean >= BUSY_WARN:
-            warnings.append(f"the machine's CPU was {mean:.0%} busy on average during the hold")
+            machine.append(f"the machine's CPU was {mean:.0%} busy on average during the hold (the line: {BUSY_WARN:.0%})")
     else:
         why = next((r["message"] for r in timeline if r["kind"] == "error" and r.get("what") == "cpu"), None)
         notes.append(f"machine CPU: no samples{f' ({why})' if why else ''}")
-    machine = list(warnings)
     throttled, peak = {}, {}
     kernel = cgroups.throttled_share(timeline)
     if kernel:
@@ -993,21 +999,17 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
             continue
         for pod in spared.pods.pods:
             if throttled.get(pod, 0) >= THROTTLE_WARN:
-                warnings.append(f"{v} pod {pod} was CPU-throttled in {throttled[pod]:.0%} of its periods")
+                signs.append(f"{v} pod {pod} was CPU-throttled in {throttled[pod]:.0%} of its periods")
         if spared.probes.unhealthy:
-            warnings.append(
-                f"{v} pods failed {spared.probes.unhealthy} probe(s): with a free event loop or thread that means CPU starvation or "
-                "a sick node"
-            )
+            signs.append(f"{v} pods failed {spared.probes.unhealthy} probe(s), though they never hold a serving thread while they wait")
         p50 = spared.figures.hold_median_p50
         if p50 is not None:
             notes.append(f"{v} median latency during the hold: {p50:.0f} ms for {latency_ms:.0f} ms requested")
             if p50 > LATENCY_WARN_FACTOR * latency_ms:
-                warnings.append(
-                    f"{v} median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the "
-                    "pod was short of CPU"
+                signs.append(
+                    f"{v} median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the pod was slow"
                 )
-    return CpuCheck(notes, warnings, throttled, machine, peak)
+    return CpuCheck(notes, signs, throttled, machine, peak)
 
 
 def made_by_actions(history: PodHistory, variant: str, actions: list[RecordedAction]) -> list[str]:
@@ -1057,6 +1059,14 @@ class RunFacts:
     gc_first: dict[str, GcBeforeKill] = field(default_factory=dict)
     # Per variant, its fullest old generation after a major collection (report.gc), where recorded.
     heaps: dict[str, HeapHigh] = field(default_factory=dict)
+
+    @property
+    def cannot_tell(self) -> list[str]:
+        """Why the run says nothing either way, from evidence no prediction is about: the disturbances (pods
+        replaced under it by something else, the API gone, the clocks apart, load it did not offer) and
+        the machine busy over the line. A variant's own restarts, probe failures, throttling or latency are
+        never here: they are what the predictions judge. The demo's verdict and the lab's judge read this one list."""
+        return self.disturbances + [f"the machine busy: {w}" for w in self.cpu.machine_warnings]
 
 
 def gc_window(a: VariantAnalysis) -> float:

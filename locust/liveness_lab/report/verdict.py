@@ -7,8 +7,9 @@ evicted), the first kill on time for the run's probe settings; every pod of a va
 serving thread while it waits (reactive, servlet-async, servlet-virtual) has no restart and no
 `Unhealthy` event, and its requests have no failure. Offloaded and virtual are reported as they fall; no
 verdict is invented for them. The verdict is PASS, FAIL, or INCONCLUSIVE: no variant of either side was
-in the run, or the facts say the run was disturbed (pods replaced during it, the API gone, the clocks
-apart, load the run did not offer: ``facts.run_facts``).
+in the run, or the run cannot tell (``RunFacts.cannot_tell``, the lab's rule too: pods replaced during it,
+the API gone, the clocks apart, load the run did not offer, the machine busy over the line). A spared
+variant's own probe failures or restarts are never a reason for INCONCLUSIVE: they fail the claim.
 
 The first kill is timed against run.json's probe settings (``facts.kill_window``: the window and its
 slack); a run recorded before run.json held them gets no timing check, and the report says so.
@@ -102,9 +103,10 @@ class Verdict:
             "checks": [{"who": c.who, "ok": c.ok, "text": c.text} for c in self.checks],
             "notes": self.notes,
             "disturbances": f.disturbances,
+            "cannotTell": f.cannot_tell,
             "cpu": {
                 "notes": f.cpu.notes,
-                "warnings": f.cpu.warnings,
+                "signs": f.cpu.signs,
                 "machineWarnings": f.cpu.machine_warnings,
                 "starved": f.cpu.starved,
                 "throttled": f.cpu.throttled,
@@ -134,7 +136,7 @@ def judge(data: RunData) -> Verdict:
         notes += why_not
     for v in spared:
         checks += check_spared(facts.analyses[v])
-    if facts.disturbances:
+    if facts.cannot_tell:
         verdict = "INCONCLUSIVE"
     elif any(not c.ok for c in checks):
         verdict = "FAIL"
