@@ -46,7 +46,7 @@ from locust import FastHttpUser, constant_throughput, events, task
 
 from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, ui_token, variants
 from liveness_lab.locust_ext import demo_shape as shape
-from liveness_lab.locust_ext import live_view, pods_tab, stats_history, ui_auth
+from liveness_lab.locust_ext import live_view, pods_tab, stats_history, swarm_guard, ui_auth
 from liveness_lab.workshop import tab as workshop_tab
 
 if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
@@ -106,6 +106,8 @@ def _tabs(environment, **_kwargs):
     # Master or local runner only: workers have no web UI. First who may use it (the token, other origins),
     # before Locust serves a request; every route below carries Locust's own guard.
     ui_auth.install(environment)
+    # A master with no worker refuses a swarm in words instead of answering that it started (swarm_guard.py).
+    swarm_guard.install(environment)
     # The Live tab reads the Pods tab's poller.
     poller = pods_tab.install(environment)
     live_view.install(environment, poller)

@@ -127,6 +127,17 @@ def web_post(web_ui: str, path: str, **form) -> int:
         return r.status
 
 
+def web_swarm(web_ui: str, **form) -> dict:
+    """POST /swarm (as web_post) and Locust's answer, asserted a start: a master with no worker connected
+    refuses in words (locust_ext/swarm_guard.py), which fails here with its message, not 30 s later as tabs
+    that never open."""
+    data = urllib.parse.urlencode(form, doseq=True).encode()
+    with urllib.request.urlopen(urllib.request.Request(web_ui + "/swarm", data=data, headers=auth_headers(web_ui)), timeout=10) as r:
+        answer = json.load(r)
+    assert answer.get("success") is True, f"the master did not start the swarm: {answer.get('message')}"
+    return answer
+
+
 def web_read(web_ui: str, path: str):
     """GET a JSON answer of Locust's web UI, with its token."""
     with urllib.request.urlopen(urllib.request.Request(web_ui + path, headers=auth_headers(web_ui)), timeout=10) as r:

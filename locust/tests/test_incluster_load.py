@@ -30,7 +30,7 @@ from liveness_lab.demo import locust_master as master
 from liveness_lab.demo import no_other_load as swarm
 from liveness_lab.demo import release
 from liveness_lab.demo import run as demo_mod
-from liveness_lab.locust_ext import stats_history, ui_auth
+from liveness_lab.locust_ext import stats_history, swarm_guard, ui_auth
 from liveness_lab.locust_ext.demo_shape import DemoShape, phases
 from liveness_lab.report import facts
 
@@ -57,8 +57,8 @@ class StandIn:
     RUN_POLLS state requests, then stopped; the history grows a tick per state request. With TOKEN, every
     request without it answers 401, as the chart's master does (locust_ext/ui_auth.py)."""
 
-    def __init__(self, workers=1, shape=True, history=True, run_polls=8, stale_polls=0, token=None):
-        self.token, self.refused = token, 0
+    def __init__(self, workers=1, shape=True, history=True, run_polls=8, stale_polls=0, token=None, worker_gone=False):
+        self.token, self.refused, self.worker_gone = token, 0, worker_gone
         self.calls: list[tuple[str, str, dict]] = []
         # Locust caches /stats/requests for 2 s: the state before a /swarm answers for a while after it.
         self.stale_polls, self.stale, self.before = stale_polls, 0, None
@@ -91,6 +91,8 @@ class StandIn:
         if path == "/stats/reset":
             return 200, {}, b"ok"
         if path == "/swarm":
+            if self.worker_gone:  # the worker left after the run counted it: the master's guard answers
+                return 200, {}, json.dumps({"success": False, "message": swarm_guard.NO_WORKER, "host": ""}).encode()
             if not self.shape or form.get("shape_class") != ["DemoShape"]:
                 return 200, {}, fixture_text("swarm-no-shape.json").encode()
             self.before, self.stale = self.state, self.stale_polls
@@ -252,6 +254,7 @@ def test_a_swarm_stopped_from_elsewhere_ends_the_run_and_says_so(stand_in, tmp_p
         ({"workers": 0}, "has 0 of its 1 worker(s) connected"),
         ({"history": False}, "serves no stats history"),
         ({"shape": False}, "did not start the scripted run's shape"),
+        ({"worker_gone": True}, "did not start the swarm: no Locust worker is connected"),
     ],
 )
 def test_a_master_that_cannot_run_it_is_a_setup_error(stand_in, tmp_path, kwargs, said):

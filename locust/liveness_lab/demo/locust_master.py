@@ -235,6 +235,12 @@ class LocustMaster:
             d = r.json()
         except ValueError:
             d = {"success": False, "message": r.text()[:200]}
+        if d.get("success") is False and "worker" in str(d.get("message", "")):
+            # The master has no worker connected (locust_ext/swarm_guard.py): its message says what to do.
+            raise SetupError(
+                f"the release's Locust master did not start the swarm: {d.get('message')}",
+                "kubectl get pods -l app.kubernetes.io/component=locust-worker (locust.workers in the chart's values)",
+            )
         if not d.get("success") or SHAPE_CLASS not in str(d.get("message", "")):
             raise SetupError(
                 f"the release's Locust master did not start the scripted run's shape: {d.get('message')!r}",

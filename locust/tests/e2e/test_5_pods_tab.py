@@ -6,14 +6,14 @@ pods-tab-live.png, stays in the logs folder."""
 import time
 
 import playwright.sync_api  # noqa: F401  (missing: a collection error, never a skip)
-from conftest import pods_tab_page
+from conftest import pods_tab_page, web_swarm
 from conftest import web_post as post
 
 from liveness_lab.base.kube import Kube, pod_record
 
 
 def test_the_pods_tab_shows_the_restart_counts_of_the_live_cluster(web_ui, screenshots, settled_release):
-    assert post(web_ui, "/swarm", user_count=1, spawn_rate=1, user_classes=["ReactiveUser"], shape_class="Default") == 200
+    web_swarm(web_ui, user_count=1, spawn_rate=1, user_classes=["ReactiveUser"], shape_class="Default")
     try:
         with pods_tab_page(web_ui) as page:
             deadline = time.monotonic() + 60

@@ -32,7 +32,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS, login_url, web_post, web_read
+from conftest import CHROMIUM, CHROMIUM_ARGS, login_url, web_post, web_read, web_swarm
 
 from liveness_lab.workshop.change import container_of, differences
 
@@ -72,7 +72,7 @@ def swarm(web_ui: str) -> float:
         web_post(web_ui, "/stop")
         time.sleep(2)
     started = time.time()
-    assert web_post(web_ui, "/swarm", **LOAD, **LAB_LOAD) == 200
+    web_swarm(web_ui, **LOAD, **LAB_LOAD)
     # The master judges only a swarm started on a settled release; it says so in the window. And the check
     # it serves must be this swarm's before the screen is read: an earlier swarm's check (test_6's ran the
     # same load and was met on its kill) must never pass for this one's.
