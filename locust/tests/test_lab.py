@@ -196,9 +196,12 @@ def test_the_passing_demo_run_holds_the_baseline_prediction_with_its_evidence(ru
 def test_the_failing_demo_run_does_not_hold_the_baseline_but_holds_a_no_restart_prediction(runs):
     result = judge.judge_scenario(scenario("baseline"), runs["run-fail"])
     assert result.outcome == judge.NOT_HELD
-    wrong = [x for x in result.lines if not x.held]
+    wrong = [x for x in result.lines if x.held is False]
     assert [(x.variant, x.key) for x in wrong] == [("blocking", "restarts"), ("blocking", "kill_timing")]
     assert wrong[1].measured == "no liveness kill"
+    # No restart, so no cause to judge: the kill_reason line decides nothing (never "held" on nothing).
+    reason = next(x for x in result.lines if x.key == "kill_reason")
+    assert (reason.state, reason.measured, reason.held) == ("nothing to judge", "no restart to attribute", None)
     # The same run against tcp-probe's prediction: no restart and no liveness failure hold, but every
     # request was served (2 requests of 100 ms never block anything), so "failures >0" does not.
     result = judge.judge_scenario(scenario("tcp-probe"), runs["run-fail"])

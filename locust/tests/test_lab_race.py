@@ -33,6 +33,22 @@ def cold_scale_out(**predict):
     return dataclasses.replace(s, predict={"reactive": {**s.predict["reactive"], **predict}})
 
 
+def test_a_run_whose_only_deciding_prediction_is_the_race_with_nothing_else_to_judge_cannot_tell():
+    # The baseline's reactive side reduced to a race (a restart) and a cause of restarts: on the recorded
+    # passing run reactive never restarted, so the cause has nothing to judge and the race decides nothing:
+    # the run says so instead of "held" (issue 67: a prediction held on nothing). With the restarts there
+    # (blocking's side, killed), the cause is judged and decides.
+    base = next(s for s in catalogue.load_catalogue() if s.name == "baseline")
+    race = scenario_file.Race({"reactive": ["restarts"], "blocking": ["restarts"]}, 10, "a planted race")
+    only = dataclasses.replace(base, predict={"reactive": {"restarts": ">=1", "kill_reason": "liveness"}}, race=race)
+    quiet = judge.judge_scenario(only, FIXTURES / "run-pass")
+    reason = next(x for x in quiet.lines if x.key == "kill_reason")
+    assert (reason.state, reason.held) == ("nothing to judge", None) and quiet.outcome == judge.CANNOT_TELL
+    assert quiet.why_cannot_tell == ["nothing to judge: no prediction outside the race was about something that happened in the run"]
+    killed = dataclasses.replace(only, predict={"blocking": {"restarts": ">=1", "kill_reason": "liveness"}})
+    assert judge.judge_scenario(killed, FIXTURES / "run-pass").outcome == judge.HELD
+
+
 def test_a_race_is_read_from_its_file(tmp_path):
     s = scenario_file.load_scenario(write(tmp_path, RACE))
     assert s.race == scenario_file.Race({"blocking": ["restarted_pods"]}, 10, "where the connections land")

@@ -5,13 +5,15 @@ kubelet's probe counter and events, the kill window from the probe settings run.
 counts, Locust's totals, the CPU check) and each prediction is judged by ``report.predictions``, the one
 judge the workshop's live checks use too; this module only adds up the lines. The scenario's outcome:
 
-- "held": every prediction held;
+- "held": every prediction that decided held (held or not held: a prediction with nothing to judge, such as
+  the cause of restarts when there was none, decides nothing), and at least one did;
 - "not held": at least one did not (the evidence says which and by how much);
 - "cannot tell": only from evidence no prediction is about (``RunFacts.cannot_tell``, the demo's rule
   too: pods replaced under it by something else, the API gone, the machine busy over the line), or a
   prediction could not be measured (no probe settings recorded, a restart whose cause nothing recorded):
   the run says nothing either way. A variant's own restarts, probe failures, throttling or latency are
-  outcomes: where they contradict a prediction, it is not held.
+  outcomes: where they contradict a prediction, it is not held. A run none of whose predictions decided
+  (each had nothing to judge, or is the race's) cannot tell either, and says so.
 
 The predictions of the scenario's `race` (a lesson that holds in some runs only) are judged and kept
 but decide nothing: the matrix counts the runs they held in (lab.matrix).
@@ -155,9 +157,12 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
         lines += [judge_line(key, value, ev) for key, value in expected.items()]
     why += [f"{x.variant} {x.key}: {x.measured}" for x in lines if x.state == NOT_MEASURED]
     race = [f"{x.variant} {x.key}" for x in lines if scenario.in_race(x.variant, x.key)]
+    deciding = [x for x in lines if f"{x.variant} {x.key}" not in race and x.held is not None]
+    if not why and not deciding:
+        why.append("nothing to judge: no prediction outside the race was about something that happened in the run")
     if why:
         outcome = CANNOT_TELL
-    elif all(x.held for x in lines if f"{x.variant} {x.key}" not in race):
+    elif all(x.held for x in deciding):
         outcome = HELD
     else:
         outcome = NOT_HELD

@@ -20,6 +20,7 @@ from liveness_lab.base.variants import stack_of
 from liveness_lab.report.build import plot_small
 from liveness_lab.report.document import STYLE
 from liveness_lab.report.facts import load_run, run_facts
+from liveness_lab.report.predictions import NOTHING
 
 from . import judge
 from .catalogue import CATALOGUE, load_catalogue
@@ -172,7 +173,9 @@ def wanted(j: judge.Judgement, variant: str, figure: str) -> bool:
 
 def missed(j: judge.Judgement) -> list[str]:
     """What a run's outcome rests on that did not hold (a race's lines are counted in Row.race instead)."""
-    return [x.text() for x in j.lines if not x.held and not j.is_race(x)] + [f"cannot tell: {w}" for w in j.why_cannot_tell]
+    return [x.text() for x in j.lines if not x.held and x.state != NOTHING and not j.is_race(x)] + [
+        f"cannot tell: {w}" for w in j.why_cannot_tell
+    ]
 
 
 def collect(folder: Path) -> list[Row]:

@@ -3,7 +3,9 @@
 not a copy. Every figure is a fact of ``report.facts``; nothing is derived again here.
 
 A prediction is ``held``, ``not held``, ``not measured`` (the run cannot say: no probe settings recorded,
-no pod snapshots, a restart whose cause nothing recorded), or, live only, ``not yet``:
+no pod snapshots, a restart whose cause nothing recorded), ``nothing to judge`` (it is about something that
+did not happen: the cause of restarts when there was none), or, live only, ``not yet``. Only held and not
+held decide a run; a run none of whose predictions decided says so (``lab.judge``):
 
 - a count with an upper bound (``0``, ``<=2``) fails as soon as it is passed, and holds once the run has
   gone past the time a kill would have come (the kill window's end plus one probe period: the evidence
@@ -13,7 +15,8 @@ no pod snapshots, a restart whose cause nothing recorded), or, live only, ``not 
   green at the kill, not 10-40 s later when the container has stopped);
 - a prediction that requests fail no more than so many needs requests served: with none it cannot hold;
 - ``kill_reason``: every restart a liveness kill of its own (``facts.Restart.cause``); a restart with
-  another cause fails it, one whose cause nothing recorded cannot be judged;
+  another cause fails it, one whose cause nothing recorded cannot be judged, and with no restart at all
+  there is nothing to judge (never "held" on nothing);
 - ``kill_timing``: the first liveness kill within the window of the probe's settings (held), outside it, or
   none by its end (not held); ``throughput``: the median requests/s of the hold, from 10 s after the ramp,
   at least 90 % of the offered, once 10 s of it were measured.
@@ -47,7 +50,7 @@ from .facts import (
 from .gc import GcBeforeKill, lowest_share
 from .scheduler import Scheduler
 
-HELD, NOT_YET, NOT_HELD, NOT_MEASURED = "held", "not yet", "not held", "not measured"
+HELD, NOT_YET, NOT_HELD, NOT_MEASURED, NOTHING = "held", "not yet", "not held", "not measured", "nothing to judge"
 # Without a liveness probe to time a kill against, a live run must have gone this long before an absence holds.
 EVIDENCE_DEFAULT_S = 30.0
 # How much of the hold the throughput rule (THROUGHPUT_SHARE) needs in a live window.
@@ -62,16 +65,18 @@ class Line:
     key: str
     predicted: str
     measured: str
-    state: str  # HELD, NOT_HELD, NOT_MEASURED; live also NOT_YET
+    state: str  # HELD, NOT_HELD, NOT_MEASURED, NOTHING; live also NOT_YET
     why: str = ""  # in words, for a workshop's participant
 
     @property
     def held(self) -> bool | None:
-        """True held, False not held, None neither (not measured, not yet)."""
+        """True held, False not held, None neither (not measured, nothing to judge, not yet)."""
         return {HELD: True, NOT_HELD: False}.get(self.state)
 
     def text(self) -> str:
-        mark = {HELD: "held", NOT_HELD: "NOT held", NOT_MEASURED: "not measured", NOT_YET: "not yet"}[self.state]
+        mark = {HELD: "held", NOT_HELD: "NOT held", NOT_MEASURED: "not measured", NOTHING: "nothing to judge", NOT_YET: "not yet"}[
+            self.state
+        ]
         return f"{self.variant} {self.key}: predicted {self.predicted}, measured {self.measured}: {mark}"
 
     def to_json(self) -> dict:
@@ -288,7 +293,7 @@ def _kill_reason(expected: str, a: VariantAnalysis, ev: Evidence) -> Line:
         state = NOT_YET if ev.live else NOT_MEASURED
         return Line(v, "kill_reason", expected, measured, state, f"{v}: {len(unknown)} restart(s) whose cause is not known yet")
     if not restarts:
-        measured = "no restart to attribute"
+        return Line(v, "kill_reason", expected, "no restart to attribute", NOTHING, f"{v}: no restart, so no cause to judge")
     return Line(v, "kill_reason", expected, measured, HELD, f"{v}: {held}")
 
 

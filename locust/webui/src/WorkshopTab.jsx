@@ -24,7 +24,7 @@ const STATES = {
   disturbed: ['warning', 'disturbed'],
   unknown: ['default', 'unknown'],
 };
-const LINE = { held: '✓', 'not yet': '…', 'not held': '✗' };
+const LINE = { held: '✓', 'not yet': '…', 'not held': '✗', 'nothing to judge': '–' };
 
 function useWorkshop() {
   const [data, setData] = useState(null);
