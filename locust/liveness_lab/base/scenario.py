@@ -36,6 +36,8 @@ Every mistake stops the load with a ScenarioError naming the file and the field.
 Usage (from locust/): python -m liveness_lab.lab --help
 """
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,6 +218,11 @@ class Action:
         return {k: v for k, v in vars(self).items() if v is not None and v != "" and v is not False}
 
 
+# What a prediction's digest covers (Scenario.digest): the experiment and its judgement, not the prose. The
+# race's `why` is prose; its predictions and runs are not.
+DIGEST_FIELDS = ("values", "variants", "load", "actions", "kubelet", "predict", "race")
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -239,6 +246,17 @@ class Scenario:
     def in_race(self, variant: str, key: str) -> bool:
         """The prediction KEY of VARIANT is one of the scenario's race (not required of a run)."""
         return self.race is not None and key in self.race.predictions.get(variant, ())
+
+    @property
+    def digest(self) -> str:
+        """The prediction's version: 12 hex digits of a SHA-256 over everything in the file that decides a run
+        and its judgement, as canonical JSON (DIGEST_FIELDS; not the prose: title, lesson, setting, sources,
+        measured, order). Any edit to them is a new version, counted from 0 of 0 (lab.ledger)."""
+        decided = {name: getattr(self, name) for name in DIGEST_FIELDS}
+        decided["actions"] = [a.to_json() for a in self.actions]
+        decided["race"] = None if self.race is None else {"predictions": self.race.predictions, "runs": self.race.runs}
+        text = json.dumps(decided, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def minutes(self) -> float:
         """The load's own duration (ramp, hold, demo.sh's cool-down, quiet) in minutes."""

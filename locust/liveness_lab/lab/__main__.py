@@ -7,6 +7,8 @@ repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts
     python -m liveness_lab.lab judge NAME FOLDER              judge a finished demo.sh folder; writes FOLDER/lab.json;
                                                  exit 0 held, 1 not held, 2 cannot tell
     python -m liveness_lab.lab matrix LAB-FOLDER              matrix.md and matrix.html over every lab.json below it
+    python -m liveness_lab.lab ledger [--ledger DIR] [--only a,b] per scenario, its runs in the ledger (locust/ledger/)
+                                                 under its current prediction, and under each earlier one
 """
 
 import argparse
@@ -15,7 +17,7 @@ import sys
 from liveness_lab.base import LAB_GROUPS
 from liveness_lab.base.scenario import ScenarioError
 
-from . import catalogue, judge, matrix
+from . import catalogue, judge, ledger, matrix
 
 EXIT = {judge.HELD: 0, judge.NOT_HELD: 1, judge.CANNOT_TELL: 2}
 
@@ -35,6 +37,9 @@ def main(argv=None) -> int:
     p.add_argument("folder")
     p = sub.add_parser("matrix")
     p.add_argument("folder")
+    p = sub.add_parser("ledger")
+    p.add_argument("--ledger", default=None)
+    p.add_argument("--only", default="")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
@@ -47,6 +52,10 @@ def main(argv=None) -> int:
         if args.command == "check":
             found = catalogue.load_catalogue()
             print(f"{len(found)} scenarios: {', '.join(s.name for s in found)}")
+            return 0
+        if args.command == "ledger":
+            only = [n.strip() for n in args.only.split(",") if n.strip()]
+            print("\n".join(ledger.report(ledger.load(args.ledger), catalogue.load_catalogue(only=only))))
             return 0
         if args.command == "matrix":
             md, html = matrix.build(args.folder)

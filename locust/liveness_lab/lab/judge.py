@@ -61,6 +61,10 @@ class Judgement:
     figures: dict  # per variant: the numbers the matrix shows
     race: list[str] = field(default_factory=list)  # "<variant> <key>" of the lines that are the scenario's race
     kubernetes: str | None = None  # the API server's release the run ran on (run.json); None before 2026-11-29
+    digest: str | None = None  # the scenario's prediction version it was judged by (Scenario.digest)
+    commit: str | None = None  # the clone's commit the run ran from (run.json)
+    busy_pct: float | None = None  # the machine's CPU busy on average through the hold
+    started: float | None = None  # epoch seconds, the load's start (run.json locust_started)
 
     def is_race(self, line: Line) -> bool:
         return f"{line.variant} {line.key}" in self.race
@@ -176,6 +180,10 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
         figures={v: figures(a, facts) for v, a in facts.analyses.items()},
         race=race,
         kubernetes=(facts.run.get("kubernetes") or {}).get("server"),
+        digest=scenario.digest,
+        commit=facts.run.get("commit"),
+        busy_pct=None if facts.cpu.busy_mean is None else round(100 * facts.cpu.busy_mean, 1),
+        started=float(facts.run["locust_started"]) if facts.run.get("locust_started") else None,
     )
 
 

@@ -37,7 +37,7 @@ from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_nam
 from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
 from liveness_lab.report.recorder import MachineCpu, kind_node_container
 
-from . import catalogue, judge, kubelet, matrix
+from . import catalogue, judge, kubelet, ledger, matrix
 from .actions import ActionRunner
 
 EXIT = {judge.HELD: HELD, judge.NOT_HELD: NOT_HELD, judge.CANNOT_TELL: CANNOT_TELL}
@@ -423,6 +423,10 @@ class Lab:
         t1 = max(t1, float(json.loads((folder / "run.json").read_text()).get("locust_started") or t1))
         result = judge.judge_scenario(scenario, folder)
         judge.write(result, folder)
+        try:
+            LOG.info("    kept in the ledger: %s", ledger.add(result, scenario, self.environ.get(ledger.LEDGER_ENV) or None))
+        except OSError as e:  # the run and its judgement stay in its folder; only the ledger's copy is missing
+            LOG.warning("    not kept in the ledger (%s): the run's lab.json is in %s", e, folder)
         text = result.text()
         (folder / "judgement.txt").write_text("\n".join(text) + "\n")
         for line in text:

@@ -921,6 +921,7 @@ class CpuCheck:
     throttled: dict[str, float]
     machine_warnings: list[str] = field(default_factory=list)
     throttled_peak: dict[str, float] = field(default_factory=dict)  # per pod, its most throttled interval's share
+    busy_mean: float | None = None  # the machine's CPU busy share on average during the hold; None unread
 
     @property
     def starved(self) -> bool:
@@ -969,7 +970,7 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
     busy = [r["busy"] for r in timeline if r["kind"] == "cpu" and phases.hold <= r["t"] <= phases.stop]
     throttles = [r for r in timeline if r["kind"] == "throttle"]
     throttle_error = next((r["message"] for r in timeline if r["kind"] == "error" and r.get("what") == "throttle"), None)
-    notes, machine, signs = [], [], []
+    notes, machine, signs, mean = [], [], [], None
     if busy:
         mean, peak = sum(busy) / len(busy), max(busy)
         source = next((r.get("source") for r in timeline if r["kind"] == "cpu" and r.get("source")), "/proc/stat")
@@ -1009,7 +1010,7 @@ def cpu_check(data: RunData, phases: Phases, analyses: dict[str, VariantAnalysis
                 signs.append(
                     f"{v} median latency {p50:.0f} ms is over {LATENCY_WARN_FACTOR}x the requested {latency_ms:.0f} ms: the pod was slow"
                 )
-    return CpuCheck(notes, signs, throttled, machine, peak)
+    return CpuCheck(notes, signs, throttled, machine, peak, mean)
 
 
 def made_by_actions(history: PodHistory, variant: str, actions: list[RecordedAction]) -> list[str]:

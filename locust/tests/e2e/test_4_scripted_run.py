@@ -3,6 +3,7 @@ servlet; every prediction must hold; about 7 minutes), or with --no-lab a shorte
 verdict must be PASS. Either leaves restarts of the blocking pod for the Pods tab's test."""
 
 import json
+import os
 import re
 import time
 
@@ -19,6 +20,12 @@ MEANING = {
 }
 
 
+def catalogue_digest(name: str) -> str:
+    from liveness_lab.lab import catalogue
+
+    return next(s for s in catalogue.load_catalogue() if s.name == name).digest
+
+
 def out_dir(prefix: str):
     return kind.REPO / "reports" / f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
 
@@ -30,8 +37,16 @@ def lab_out():
 
 @pytest.mark.lab
 def test_the_labs_quick_scenarios_hold_every_prediction(cluster, request, lab_out):
-    run = kind.run_streamed([kind.SCRIPTS / "lab.sh", "--quick", "--out", lab_out], kind.logs_dir() / "e2e-lab.log", request.config, 1800)
+    book = lab_out.parent / f"{lab_out.name}-ledger"  # the suite's runs kept apart from the clone's ledger
+    env = dict(os.environ, LIVENESS_LAB_LEDGER=str(book))
+    run = kind.run_streamed(
+        [kind.SCRIPTS / "lab.sh", "--quick", "--out", lab_out], kind.logs_dir() / "e2e-lab.log", request.config, 1800, env=env
+    )
     assert run.returncode == exits.HELD, f"{MEANING.get(run.returncode, '?')}: {run.describe()}"
+    # Each run kept in the ledger, judged by its scenario's prediction as it is now.
+    for name in ("baseline", "servlet"):
+        records = [json.loads(p.read_text()) for p in (book / name).glob("*.json")]
+        assert [(r["outcome"], r["digest"]) for r in records] == [("held", catalogue_digest(name))], records
 
 
 @pytest.mark.lab

@@ -1,0 +1,147 @@
+"""The lab's ledger: every judged run kept as data in the repository (``locust/ledger/``), and each
+scenario's runs counted under the version of its prediction they were judged by.
+
+A scenario's prediction is everything in its file that decides a run and its judgement (``Scenario.digest``:
+values, variants, load, actions, kubelet, predict, race; not the prose). An edit to any of it is a new
+version: its tally starts at 0 of 0, and the runs of the earlier versions stay in the ledger, counted under
+theirs. A run counts for its version only when the scenario file was committed as it ran (git had no
+change to the file against the run's commit: ``committed``); a run of an uncommitted prediction, or from a
+copy without git, is kept and shown, but counted for no version.
+
+One file per run, ``<ledger>/<scenario>/<load start, UTC>-<kubernetes release>.json``, a few KiB: the
+judgement (outcome, each prediction's line, why it could not tell, which lines are the race's), the
+figures the matrix shows, the digest, the commit, the Kubernetes release, how busy the machine was.
+``scripts/lab.sh`` adds one per run; ``python -m liveness_lab.lab ledger`` prints the tallies.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from liveness_lab.base import ROOT
+from liveness_lab.base.scenario import Scenario
+
+from . import judge
+
+LEDGER = ROOT / "locust" / "ledger"
+LEDGER_ENV = "LIVENESS_LAB_LEDGER"  # another folder (tests, a scratch pass)
+FORMAT = 1
+
+
+def committed(path: Path, commit: str | None) -> bool | None:
+    """Whether the file at PATH, as it is now, is the one of COMMIT in its git checkout (tracked, no change
+    against it): True or False; None where git cannot say (no git, not a checkout, no commit recorded)."""
+    if not commit or commit == "unknown":
+        return None
+    path = Path(path).resolve()
+    git = ["git", "-C", str(path.parent)]
+    try:
+        inside = subprocess.run([*git, "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=10)
+        if inside.stdout.strip() != "true":
+            return None
+        tracked = subprocess.run([*git, "ls-files", "--error-unmatch", path.name], capture_output=True, timeout=10)
+        if tracked.returncode != 0:
+            return False
+        same = subprocess.run([*git, "diff", "--quiet", commit, "--", path.name], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {0: True, 1: False}.get(same.returncode)
+
+
+def record(result: judge.Judgement, scenario: Scenario, is_committed: bool | None) -> dict:
+    """The ledger's record of one judged run."""
+    return {
+        "format": FORMAT,
+        "scenario": result.scenario,
+        "digest": result.digest or scenario.digest,
+        "committed": is_committed,
+        "outcome": result.outcome,
+        "started": result.started,
+        "startedUtc": None if result.started is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(result.started)),
+        "commit": result.commit,
+        "kubernetes": result.kubernetes,
+        "busyPct": result.busy_pct,
+        "lines": [{k: x.to_json()[k] for k in ("variant", "key", "predicted", "measured", "state")} for x in result.lines],
+        "race": result.race,
+        "whyCannotTell": result.why_cannot_tell,
+        "demoVerdict": result.report_verdict,
+        "figures": result.figures,
+        "folder": Path(result.folder).name,
+    }
+
+
+def add(result: judge.Judgement, scenario: Scenario, ledger: Path | None = None) -> Path:
+    """Writes RESULT's record into LEDGER (its own file; an existing one is never overwritten)."""
+    folder = Path(ledger) if ledger is not None else LEDGER
+    rec = record(result, scenario, committed(scenario.path, result.commit))
+    stamp = rec["startedUtc"] or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    path = folder / scenario.name / f"{stamp.replace(':', '')}-{rec['kubernetes'] or 'unknown'}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while path.exists():
+        n += 1
+        path = path.with_name(f"{path.stem.split('.')[0]}.{n}.json")
+    path.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def load(ledger: Path | None = None) -> list[dict]:
+    """Every record of LEDGER, oldest first."""
+    folder = Path(ledger) if ledger is not None else LEDGER
+    records = [json.loads(p.read_text()) for p in sorted(folder.glob("*/*.json"))]
+    return sorted(records, key=lambda r: (r.get("started") or 0, r["scenario"]))
+
+
+@dataclass
+class Version:
+    """One version of a scenario's prediction and the runs judged by it."""
+
+    digest: str
+    runs: list[dict] = field(default_factory=list)  # committed runs, oldest first
+    uncounted: int = 0  # runs judged by it from an uncommitted file, or where git could not say
+
+    def count(self, outcome: str) -> int:
+        return sum(r["outcome"] == outcome for r in self.runs)
+
+    @property
+    def since(self) -> str | None:
+        return self.runs[0]["startedUtc"][:10] if self.runs and self.runs[0].get("startedUtc") else None
+
+    def text(self) -> str:
+        """ "held 3 of 3 (since 2026-12-07)", "held 1 of 3 (2 not held, 1 cannot tell)", "0 of 0" ..."""
+        held, not_held, unknown = (self.count(o) for o in (judge.HELD, judge.NOT_HELD, judge.CANNOT_TELL))
+        decided = held + not_held
+        out = f"held {held} of {decided}" if decided else "0 of 0"
+        extra = [f"{not_held} not held"] * bool(not_held) + [f"{unknown} cannot tell"] * bool(unknown)
+        extra += [f"{self.uncounted} run(s) of an uncommitted prediction, not counted"] * bool(self.uncounted)
+        return out + (f" ({', '.join(extra)})" if extra else "") + (f" since {self.since}" if self.since else "")
+
+
+def versions(records: list[dict], scenario: Scenario) -> tuple[Version, list[Version]]:
+    """SCENARIO's current version (its file's digest now) and the earlier ones the ledger holds runs of,
+    each with its own runs."""
+    by: dict[str, Version] = {scenario.digest: Version(scenario.digest)}
+    for r in records:
+        if r["scenario"] != scenario.name:
+            continue
+        v = by.setdefault(r["digest"], Version(r["digest"]))
+        if r.get("committed") is True:
+            v.runs.append(r)
+        else:
+            v.uncounted += 1
+    current = by.pop(scenario.digest)
+    return current, list(by.values())
+
+
+def report(records: list[dict], scenarios: list[Scenario]) -> list[str]:
+    """A line per scenario, its current prediction's tally, then one per earlier version with runs."""
+    out = []
+    for s in scenarios:
+        current, earlier = versions(records, s)
+        out.append(f"{s.name} [{current.digest}]: {current.text()}")
+        out += [f"  earlier prediction [{v.digest}]: {v.text()}" for v in earlier]
+    return out

@@ -1,0 +1,91 @@
+"""The lab's ledger (lab/ledger.py): a prediction's version is the digest of what decides a run and its
+judgement, not of its prose; every judged run is kept as a small record; a run counts for its version only
+when the scenario file was committed as it ran (real git, in a scratch repository); an edited prediction
+starts at 0 of 0 and the earlier version keeps its runs under its own digest."""
+
+import dataclasses
+import json
+import subprocess
+
+import pytest
+from conftest import FIXTURES
+
+from liveness_lab.lab import __main__ as cli
+from liveness_lab.lab import catalogue, judge, ledger
+
+
+def scenario(name="baseline"):
+    return next(s for s in catalogue.load_catalogue() if s.name == name)
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A scratch git checkout holding a copy of the baseline's file, committed."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    git(path, "config", "user.email", "lab@example.invalid")
+    git(path, "config", "user.name", "lab")
+    (path / "baseline.yaml").write_text(scenario().path.read_text())
+    git(path, "add", "baseline.yaml")
+    git(path, "commit", "-q", "-m", "baseline")
+    return path
+
+
+def test_the_digest_follows_what_decides_a_run_and_not_the_prose():
+    s = scenario()
+    assert len(s.digest) == 12 and s.digest == scenario().digest
+    assert dataclasses.replace(s, lesson="other words", measured="a diary", title="T", sources=[]).digest == s.digest
+    edited = {**s.predict, "reactive": {**s.predict["reactive"], "failures": "<=5"}}
+    assert dataclasses.replace(s, predict=edited).digest != s.digest
+    assert dataclasses.replace(s, load={**s.load, "users": 21}).digest != s.digest
+    assert len({x.digest for x in catalogue.load_catalogue()}) == len(catalogue.load_catalogue())
+
+
+def test_a_run_counts_only_where_its_prediction_was_committed(repo):
+    path, head = repo / "baseline.yaml", git(repo, "rev-parse", "--short", "HEAD")
+    assert ledger.committed(path, head) is True
+    path.write_text(path.read_text() + "# an edit not committed\n")
+    assert ledger.committed(path, head) is False
+    (repo / "new.yaml").write_text("title: x\n")
+    assert ledger.committed(repo / "new.yaml", head) is False  # not tracked
+    assert ledger.committed(path, None) is None and ledger.committed(path, "unknown") is None
+    assert ledger.committed(repo.parent / "outside.yaml", head) is None  # not a checkout
+
+
+def test_a_judged_run_is_kept_as_one_small_record_and_an_edited_prediction_starts_at_0_of_0(repo, tmp_path):
+    s = dataclasses.replace(scenario(), path=repo / "baseline.yaml")
+    result = judge.judge_scenario(s, FIXTURES / "lab-baseline")
+    result.commit = git(repo, "rev-parse", "--short", "HEAD")  # as run.json records the clone's
+    book = tmp_path / "ledger"
+    first = ledger.add(result, s, book)
+    second = ledger.add(result, s, book)  # the same run twice: a second file, never an overwrite
+    assert first != second and first.parent == book / "baseline" and first.stat().st_size < 50 * 1024
+    rec = json.loads(first.read_text())
+    assert (rec["digest"], rec["committed"], rec["outcome"], rec["kubernetes"]) == (s.digest, True, "held", result.kubernetes)
+    assert rec["busyPct"] == pytest.approx(86, abs=1) and rec["startedUtc"].endswith("Z")
+    assert {(x["variant"], x["key"], x["state"]) for x in rec["lines"]} >= {
+        ("blocking", "restarts", "held"),
+        ("reactive", "restarts", "held"),
+    }
+    current, earlier = ledger.versions(ledger.load(book), s)
+    assert current.text().startswith("held 2 of 2 since ") and earlier == []
+    # The prediction edited: a new version, 0 of 0; the two runs stay under the old digest.
+    edited = dataclasses.replace(s, predict={**s.predict, "reactive": {**s.predict["reactive"], "failures": "<=5"}})
+    current, earlier = ledger.versions(ledger.load(book), edited)
+    assert current.text() == "0 of 0" and [(v.digest, v.text()[:12]) for v in earlier] == [(s.digest, "held 2 of 2 ")]
+    # A run of an uncommitted prediction is kept and shown, counted for nothing.
+    (repo / "baseline.yaml").write_text((repo / "baseline.yaml").read_text() + "# uncommitted\n")
+    ledger.add(result, s, book)
+    current, _ = ledger.versions(ledger.load(book), s)
+    assert "held 2 of 2 (1 run(s) of an uncommitted prediction, not counted)" in current.text()
+
+
+def test_the_command_line_prints_each_scenarios_tally(tmp_path, capsys):
+    assert cli.main(["ledger", "--ledger", str(tmp_path), "--only", "baseline,servlet"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"baseline [{scenario().digest}]: 0 of 0", f"servlet [{scenario('servlet').digest}]: 0 of 0"]
