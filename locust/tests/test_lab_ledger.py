@@ -85,7 +85,11 @@ def test_a_judged_run_is_kept_as_one_small_record_and_an_edited_prediction_start
     assert "held 2 of 2 (1 run(s) of an uncommitted prediction, not counted)" in current.text()
 
 
-def test_the_command_line_prints_each_scenarios_tally(tmp_path, capsys):
-    assert cli.main(["ledger", "--ledger", str(tmp_path), "--only", "baseline,servlet"]) == 0
+def test_the_command_line_prints_each_scenarios_tally_and_its_race_against_its_band(tmp_path, capsys):
+    assert cli.main(["ledger", "--ledger", str(tmp_path), "--only", "baseline,cascade"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out == [f"baseline [{scenario().digest}]: 0 of 0", f"servlet [{scenario('servlet').digest}]: 0 of 0"]
+    assert out == [
+        f"baseline [{scenario().digest}]: 0 of 0",
+        f"cascade [{scenario('cascade').digest}]: 0 of 0",
+        "  race blocking restarted_pods: held in 0 of 0 runs, predicted 75-100 %: judged at 10 runs",
+    ]

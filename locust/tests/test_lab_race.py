@@ -1,6 +1,7 @@
-"""A lesson that holds in some runs only (issue 48): a scenario's `race` names those predictions, a run is
-judged by its other predictions, and the matrix gives each race prediction's share of runs held with its
-95 % interval. Judged on the recorded cold-scale-out run (fixtures/README.md), whose added pods were killed."""
+"""A lesson that holds in some runs only (issue 48): a scenario's `race` names those predictions and the
+band of runs it predicts they hold in (issue 67), a run is judged by its other predictions, and the race
+is judged over its runs against its band: held, not held (even the 95 % interval misses the band), cannot
+tell, or not yet. Judged on the recorded cold-scale-out run (fixtures/README.md), whose added pods were killed."""
 
 import dataclasses
 
@@ -23,6 +24,7 @@ predict:
 race:
   predictions: {blocking: [restarted_pods]}
   runs: 10
+  band: 60..100
   why: where the connections land
 """
 
@@ -51,7 +53,7 @@ def test_a_run_whose_only_deciding_prediction_is_the_race_with_nothing_else_to_j
 
 def test_a_race_is_read_from_its_file(tmp_path):
     s = scenario_file.load_scenario(write(tmp_path, RACE))
-    assert s.race == scenario_file.Race({"blocking": ["restarted_pods"]}, 10, "where the connections land")
+    assert s.race == scenario_file.Race({"blocking": ["restarted_pods"]}, 10, "where the connections land", (60, 100))
     assert s.in_race("blocking", "restarted_pods") and not s.in_race("blocking", "kill_reason") and not s.in_race("reactive", "restarts")
 
 
@@ -78,6 +80,10 @@ def test_a_race_is_read_from_its_file(tmp_path):
         (("runs: 10", "runs: 2"), "race.runs", "at least 3"),
         (("why: where the connections land", "why: ''"), "race.why", "non-empty"),
         (("  why: where", "  how: where"), "race.how", "unknown key"),
+        (("  band: 60..100\n", ""), "race.band", "missing"),  # no race without its rate
+        (("band: 60..100", "band: 60"), "race.band", "LOW..HIGH within 0..100"),
+        (("band: 60..100", "band: 60..120"), "race.band", "LOW..HIGH within 0..100"),
+        (("band: 60..100", "band: 80..60"), "race.band", "LOW..HIGH within 0..100"),
     ],
 )
 def test_a_bad_race_is_refused_naming_the_field(tmp_path, change, field, problem):
@@ -119,17 +125,26 @@ def test_the_matrix_gives_a_race_its_share_of_runs_with_the_interval_and_the_run
     three = matrix.Row("cold-scale-out", s, [(tmp_path / f"cold-scale-out-{i}", run(i != 2)) for i in (1, 2, 3)], None, [])
     assert three.outcome() == "held 3 of 3"
     assert three.race() == [
-        "reactive added_restarts: held in 2 of 3 runs (21-94 % at 95 %); its chance needs 10 runs "
+        "race reactive added_restarts: held in 2 of 3 runs (21-94 % at 95 %), predicted 5-45 %: judged at 10 runs "
         "(scripts/lab.sh --only cold-scale-out --repeat 10)"
     ]
     assert not any("added_restarts" in m for _, r in three.runs for m in matrix.missed(r))
+    # At its 10 runs the band decides: 4 of 10 is in 5-45 %; 7 of 10 is not, but its interval (40-89 %)
+    # reaches the band; 10 of 10 (72-100 %) misses it, and 0 of 10 (0-28 %) is under it only in part.
     ten = matrix.Row("cold-scale-out", s, [(tmp_path / f"c-{i}", run(i < 4)) for i in range(10)], None, [])
-    assert ten.race() == ["reactive added_restarts: held in 4 of 10 runs (17-69 % at 95 %)"]
+    assert ten.race() == ["race reactive added_restarts: held in 4 of 10 runs (17-69 % at 95 %), predicted 5-45 %: held"]
+    seven = judge.judge_race(s.race, [True] * 7 + [False] * 3)
+    assert seven.state == judge.CANNOT_TELL and "7 of 10" in seven.text
+    assert judge.judge_race(s.race, [True] * 10).state == judge.NOT_HELD
+    assert judge.judge_race(s.race, [False] * 10).state == judge.CANNOT_TELL
+    assert judge.judge_race(s.race, [False] * 30).state == judge.CANNOT_TELL  # 0-11 %: it still reaches 5 %
+    cascade = next(x for x in catalogue.load_catalogue() if x.name == "cascade").race  # 75-100 %
+    assert judge.judge_race(cascade, [True] * 3 + [False] * 7).state == judge.NOT_HELD  # 11-60 %: under the band
     assert "added_restarts >=1 (a race)" in matrix.predicted(s)
 
 
 def test_the_wilson_interval_stays_inside_0_to_1_and_is_not_empty_at_the_ends():
-    assert matrix.wilson(0, 3) == (0.0, pytest.approx(0.5615, abs=1e-4))
-    assert matrix.wilson(3, 3) == (pytest.approx(0.4385, abs=1e-4), 1.0)
-    low, high = matrix.wilson(50, 100)
+    assert judge.wilson(0, 3) == (0.0, pytest.approx(0.5615, abs=1e-4))
+    assert judge.wilson(3, 3) == (pytest.approx(0.4385, abs=1e-4), 1.0)
+    low, high = judge.wilson(50, 100)
     assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)

@@ -23,6 +23,7 @@ A scenario file holds data only (adding one needs no code):
     race:                          # predictions that hold in some runs, not in every one (see RACE_KEYS)
       predictions: {blocking: [restarted_pods]}
       runs: 10
+      band: 60..100                # percent of runs in which they all hold, predicted before the runs
       why: >
         ...
     predict:                       # per swarmed variant, in the vocabulary of PREDICTIONS below
@@ -175,10 +176,12 @@ MAX_REPLICAS = 10
 KUBELET_KEYS = {"maxContainerRestartPeriod": (1, 300)}
 # race: predictions of a lesson that is truly probabilistic (a cold JVM's warm-up against the liveness
 # countdown, which event loops a blocked pod's users' connections landed on): `predictions` names them per
-# variant, `why` gives the mechanism that makes them a race, `runs` how many runs measure its chance. A run
-# is judged by its other predictions only (a scenario keeps at least one); the matrix gives each race
-# prediction's share of runs held with its 95 % interval, once that many runs measured it.
-RACE_KEYS = {"predictions", "runs", "why"}
+# variant, `why` gives the mechanism that makes them a race, `runs` how many runs judge its chance, and
+# `band` ("5..45") the share of runs, in percent, in which they all hold: the race's own prediction, written
+# before its runs. A run is judged by its other predictions only (a scenario keeps at least one); the race
+# is judged over its runs (lab.judge.judge_race): held when the share is in the band, not held when even
+# its 95 % interval misses the band, cannot tell between, and not yet before `runs` runs.
+RACE_KEYS = {"predictions", "runs", "why", "band"}
 RACE_MIN_RUNS = 3
 REQUIRED = {"title", "lesson", "sources", "variants", "predict"}
 
@@ -254,7 +257,9 @@ class Scenario:
         measured, order). Any edit to them is a new version, counted from 0 of 0 (lab.ledger)."""
         decided = {name: getattr(self, name) for name in DIGEST_FIELDS}
         decided["actions"] = [a.to_json() for a in self.actions]
-        decided["race"] = None if self.race is None else {"predictions": self.race.predictions, "runs": self.race.runs}
+        decided["race"] = (
+            None if self.race is None else {"predictions": self.race.predictions, "runs": self.race.runs, "band": self.race.band}
+        )
         text = json.dumps(decided, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -270,6 +275,7 @@ class Race:
     predictions: dict[str, list[str]]
     runs: int
     why: str
+    band: tuple[int, int] = (0, 100)  # the share of runs, in percent, in which all its predictions hold
 
 
 def check_race(path, data: dict, predict: dict) -> Race | None:
@@ -278,7 +284,11 @@ def check_race(path, data: dict, predict: dict) -> Race | None:
         return None
     missing = sorted(RACE_KEYS - set(given))
     if missing:
-        raise ScenarioError(path, f"race.{missing[0]}", "missing: a race names its predictions, the runs that measure it and why")
+        raise ScenarioError(
+            path,
+            f"race.{missing[0]}",
+            "missing: a race names its predictions, the runs that judge it, the band of runs it predicts they hold in, and why",
+        )
     predictions = given["predictions"]
     if not (isinstance(predictions, dict) and predictions):
         raise ScenarioError(path, "race.predictions", "must map a predicted variant to a list of its prediction keys")
@@ -296,7 +306,10 @@ def check_race(path, data: dict, predict: dict) -> Race | None:
     why = given["why"]
     if not (isinstance(why, str) and why.strip()):
         raise ScenarioError(path, "race.why", "must be a non-empty text: the mechanism that makes it a race")
-    return Race({v: list(k) for v, k in predictions.items()}, runs, " ".join(why.split()))
+    band = BAND.match(str(given["band"]).strip())
+    if not (band and int(band.group(1)) <= int(band.group(2)) <= 100):
+        raise ScenarioError(path, "race.band", f"{given['band']!r} is not a share of runs in percent, LOW..HIGH within 0..100 (e.g. 5..45)")
+    return Race({v: list(k) for v, k in predictions.items()}, runs, " ".join(why.split()), (int(band.group(1)), int(band.group(2))))
 
 
 def check_count(value) -> bool:

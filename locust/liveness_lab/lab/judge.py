@@ -22,6 +22,7 @@ lab.json in the report folder keeps the judgement for the matrix.
 """
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -185,6 +186,55 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
         busy_pct=None if facts.cpu.busy_mean is None else round(100 * facts.cpu.busy_mean, 1),
         started=float(facts.run["locust_started"]) if facts.run.get("locust_started") else None,
     )
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of K successes in N runs (95 % with z 1.96): unlike p +- z*sqrt(p(1-p)/n) it
+    stays inside 0-1 and is not empty at 0 of n or n of n, which is what a few runs of a race give. Five lines
+    of arithmetic; the statistics libraries that have it (statsmodels, scipy) would be the Locust image's
+    largest dependency."""
+    p, z2 = k / n, z * z
+    centre, spread = p + z2 / (2 * n), z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, (centre - spread) / (1 + z2 / n)), min(1.0, (centre + spread) / (1 + z2 / n))
+
+
+def race_won(j: Judgement) -> bool | None:
+    """Whether all of the run's race predictions held (True), one did not (False), or one decided nothing (None)."""
+    states = [x.held for x in j.lines if j.is_race(x)]
+    if not states or False in states:
+        return False if states else None
+    return None if None in states else True
+
+
+@dataclass
+class RaceResult:
+    state: str  # HELD, NOT_HELD, CANNOT_TELL, or NOT_YET (fewer runs than the race's own number)
+    text: str
+
+
+NOT_YET = "not yet"
+
+
+def judge_race(race, won: list[bool]) -> RaceResult:
+    """A race's prediction, its BAND of runs (percent) in which its predictions all hold, judged on WON (per
+    run, True when they did) once there are as many runs as it names: held when the share falls in the band,
+    not held when even the share's 95 % interval (wilson) misses the band, cannot tell when only the
+    interval reaches it; not yet with fewer runs."""
+    k, n = sum(won), len(won)
+    lo, hi = race.band
+    text = f"held in {k} of {n} run{'s' if n != 1 else ''}"
+    if n:
+        low, high = wilson(k, n)
+        text += f" ({low * 100:.0f}-{high * 100:.0f} % at 95 %)"
+    text += f", predicted {lo}-{hi} %"
+    if n < race.runs:
+        return RaceResult(NOT_YET, f"{text}: judged at {race.runs} runs")
+    share = 100 * k / n
+    if lo <= share <= hi:
+        return RaceResult(HELD, f"{text}: held")
+    if 100 * high < lo or 100 * low > hi:
+        return RaceResult(NOT_HELD, f"{text}: NOT held")
+    return RaceResult(CANNOT_TELL, f"{text}: cannot tell (the share is outside the band, its interval reaches it)")
 
 
 def write(judgement: Judgement, folder) -> Path:

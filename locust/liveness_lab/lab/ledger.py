@@ -121,6 +121,21 @@ class Version:
         return out + (f" ({', '.join(extra)})" if extra else "") + (f" since {self.since}" if self.since else "")
 
 
+def race_text(version: Version, scenario: Scenario) -> str | None:
+    """The scenario's race judged over VERSION's runs against its band (judge.judge_race); None without a race."""
+    if scenario.race is None:
+        return None
+    won = []
+    for r in version.runs:
+        states = [{"held": True, "not held": False}.get(x["state"]) for x in r["lines"] if f"{x['variant']} {x['key']}" in r["race"]]
+        if states and False in states:
+            won.append(False)
+        elif states and None not in states:
+            won.append(True)
+    names = ", ".join(f"{v} {k}" for v, keys in scenario.race.predictions.items() for k in keys)
+    return f"race {names}: {judge.judge_race(scenario.race, won).text}"
+
+
 def versions(records: list[dict], scenario: Scenario) -> tuple[Version, list[Version]]:
     """SCENARIO's current version (its file's digest now) and the earlier ones the ledger holds runs of,
     each with its own runs."""
@@ -143,5 +158,7 @@ def report(records: list[dict], scenarios: list[Scenario]) -> list[str]:
     for s in scenarios:
         current, earlier = versions(records, s)
         out.append(f"{s.name} [{current.digest}]: {current.text()}")
+        if (race := race_text(current, s)) is not None:
+            out.append(f"  {race}")
         out += [f"  earlier prediction [{v.digest}]: {v.text()}" for v in earlier]
     return out

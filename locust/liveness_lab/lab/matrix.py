@@ -9,7 +9,6 @@ self-contained matrix.html (plots inline).
 import base64
 import html
 import json
-import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -60,39 +59,24 @@ class Row:
         return f"not held ({k} of {n} held)" if n > 1 else judge.NOT_HELD
 
     def race(self) -> list[str]:
-        """Each race prediction's share of runs held: "blocking restarted_pods: held in 4 of 10 runs (17-69 %
-        at 95 %)", and how many runs its chance needs while fewer measured it."""
+        """The race judged over the row's runs against its band (judge.judge_race): "race blocking
+        restarted_pods: held in 9 of 10 runs (60-98 % at 95 %), predicted 75-100 %: held", and how to run the
+        number it is judged at while fewer runs measured it."""
         if self.scenario is None or self.scenario.race is None:
             return []
-        out = []
-        for variant, keys in self.scenario.race.predictions.items():
-            for key in keys:
-                states = [x.held for _, j in self.runs for x in j.lines if (x.variant, x.key) == (variant, key) and x.held is not None]
-                k, n = sum(states), len(states)
-                text = f"{variant} {key}: held in {k} of {n} run{'s' if n != 1 else ''}"
-                if n:
-                    low, high = wilson(k, n)
-                    text += f" ({low * 100:.0f}-{high * 100:.0f} % at 95 %)"
-                runs = self.scenario.race.runs
-                if n < runs:
-                    text += f"; its chance needs {runs} runs (scripts/lab.sh --only {self.name} --repeat {runs})"
-                out.append(text)
-        return out
+        race = self.scenario.race
+        won = [w for _, j in self.runs if (w := judge.race_won(j)) is not None]
+        result = judge.judge_race(race, won)
+        names = ", ".join(f"{v} {k}" for v, keys in race.predictions.items() for k in keys)
+        text = f"race {names}: {result.text}"
+        if result.state == judge.NOT_YET:
+            text += f" (scripts/lab.sh --only {self.name} --repeat {race.runs})"
+        return [text]
 
     def colour(self) -> str:
         """Green when every run held, orange when none could tell, red otherwise."""
         outcomes = {j.outcome for _, j in self.runs}
         return OUTCOME_COLOURS[outcomes.pop() if len(outcomes) == 1 else judge.NOT_HELD]
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of K successes in N runs (95 % with z 1.96): unlike p +- z*sqrt(p(1-p)/n) it
-    stays inside 0-1 and is not empty at 0 of n or n of n, which is what a few runs of a race give. Five lines
-    of arithmetic; the statistics libraries that have it (statsmodels, scipy) would be the Locust image's
-    largest dependency."""
-    p, z2 = k / n, z * z
-    centre, spread = p + z2 / (2 * n), z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return max(0.0, (centre - spread) / (1 + z2 / n)), min(1.0, (centre + spread) / (1 + z2 / n))
 
 
 def predicted(s: Scenario | None) -> str:
