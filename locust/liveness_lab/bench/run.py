@@ -45,7 +45,7 @@ DEFAULT_SCENARIOS = "1000:100,1000:1000,1000:5000,1000:10000,100:1000"
 QUICK_SCENARIOS = "1000:100,100:100"
 EVENT_LOOPS = 4
 # The heap of every mode, the same for all (issue 49), sized from what a request in flight holds
-# (`--memory`, docs/benchmark.md, 2026-11-28): up to 107 KiB on Tomcat (servlet-virtual), 9.9 on Reactor
+# (`--memory`, docs/benchmark.md): up to 107 KiB on Tomcat (servlet-virtual), 9.9 on Reactor
 # Netty. The serial collector (the JVM's pick on one CPU) copies every request still in flight into a
 # survivor space at each young collection; what does not fit goes to the old generation, which fills and
 # ends in full collections (with 1 GiB, 768 MiB young: servlet-async at C = 5,000 stopped 16.6 s of a 33 s
@@ -623,7 +623,7 @@ class Bench:
     def running(self, t: Target):
         """T's JVM alone on the services' CPU, from its start until it is ready, then stopped when its
         measurements are done: one JVM at a time, so every mode gets the whole CPU for its start-up (eight
-        Spring Boot JVMs started at once on one CPU: the first was not ready after 120 s, 2026-11-27) and
+        Spring Boot JVMs started at once on one CPU: the first was not ready after 120 s) and
         the machine's memory holds one heap at a time (HEAP)."""
         self.start(t)
         self.await_ready(t)

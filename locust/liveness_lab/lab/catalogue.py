@@ -12,7 +12,7 @@ from liveness_lab.base.variants import stack_of
 
 CATALOGUE = Path(__file__).resolve().parent / "scenarios"
 # What a run takes beyond its load (the rollout and settling, the report, the rollback), the means
-# measured on 2 cores (docs/lab.md, 2026-11-27): 82 s for the eighteen remedies (2,418 s for the twelve on
+# measured on 2 cores (docs/lab.md): 82 s for the eighteen remedies (2,418 s for the twelve on
 # WebFlux, 1,209 for the six on Tomcat, less their loads); 130 s for the storms (their actions' rollouts
 # and the recoveries they wait for: 48-267 s).
 OVERHEAD_S = {"remedy": 82, "storm": 130}

@@ -61,7 +61,7 @@ class Judgement:
     report_verdict: str  # demo.sh's own verdict on its claim, for reference
     figures: dict  # per variant: the numbers the matrix shows
     race: list[str] = field(default_factory=list)  # "<variant> <key>" of the lines that are the scenario's race
-    kubernetes: str | None = None  # the API server's release the run ran on (run.json); None before 2026-11-29
+    kubernetes: str | None = None  # the API server's release the run ran on (run.json); None where not recorded
     digest: str | None = None  # the scenario's prediction version it was judged by (Scenario.digest)
     commit: str | None = None  # the clone's commit the run ran from (run.json)
     busy_pct: float | None = None  # the machine's CPU busy on average through the hold

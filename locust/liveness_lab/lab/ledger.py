@@ -112,7 +112,7 @@ class Version:
         return self.runs[0]["startedUtc"][:10] if self.runs and self.runs[0].get("startedUtc") else None
 
     def text(self) -> str:
-        """ "held 3 of 3 (since 2026-12-07)", "held 1 of 3 (2 not held, 1 cannot tell)", "0 of 0" ..."""
+        """ "held 3 of 3 since <date>", "held 1 of 3 (2 not held, 1 cannot tell)", "0 of 0" ..."""
         held, not_held, unknown = (self.count(o) for o in (judge.HELD, judge.NOT_HELD, judge.CANNOT_TELL))
         decided = held + not_held
         out = f"held {held} of {decided}" if decided else "0 of 0"

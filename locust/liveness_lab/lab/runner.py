@@ -55,8 +55,8 @@ SCENARIO_OVERHEAD_S = 600
 # Before each scenario's upgrade the lab waits for the machine's CPUs to quiet down: the mean of the last
 # QUIET_WINDOW one-second samples under QUIET_BUSY, for at most QUIET_MAX_S. A rollback's --wait ends when
 # the restored pods are Ready, while their JVMs still compile and the scenario's pods drain; a pod without
-# a startup probe started among them (cold-scale-out's one pod, whose liveness allows its JVM 15 s) was
-# killed in its preparation and never Ready (2026-11-28).
+# a startup probe started among them (cold-scale-out's one pod, whose liveness allows its JVM 15 s) can be
+# killed in its preparation and never become Ready.
 QUIET_BUSY, QUIET_WINDOW, QUIET_MAX_S = 0.5, 5, 180
 
 
@@ -263,7 +263,7 @@ class Lab:
     def restore(self) -> None:
         """Back to the revision before the scenario's upgrade, when one is pending. A SIGINT or SIGTERM
         during the rollback waits for it to end (deferred_signals): stopped midway, helm leaves the release
-        pending-rollback and every later upgrade refuses it ("another operation is in progress", 2026-11-30);
+        pending-rollback and every later upgrade refuses it ("another operation is in progress");
         helm runs in a session of its own, out of reach of the terminal's Ctrl-C."""
         self.undo_actions()
         if self.restore_to is None:
@@ -310,8 +310,8 @@ class Lab:
         """A Locust master the upgrade replaced (its pod created after SINCE; Ready now, helm --wait): its
         workers are rolled out again, to start against it. A worker that started beside the replacement
         could send its first connection to the old master's address, and the Service's conntrack entry kept
-        every retry there until the kernel gave up, about two minutes (2026-11-30: SYN_SENT to the deleted
-        pod's IP, 3 of 6 workers in three upgrades; the lab waits 90 s for them). Their liveness probe
+        every retry there until the kernel gave up, about two minutes (SYN_SENT to the deleted pod's IP; the
+        lab waits 90 s for them). Their liveness probe
         restarts such a worker too, but only after its start, its failures and its stop, mid-way through
         the wait."""
         pods = [p for p in self.api.pods().get("items", []) if not p["metadata"].get("deletionTimestamp")]

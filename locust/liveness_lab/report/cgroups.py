@@ -78,7 +78,7 @@ class NodeCgroups(NodeLoop):
 
 
 def pod_names(timeline: list[dict]) -> dict[str, str]:
-    """Pod uid -> name, from the recorder's pod snapshots (``uid``, recorded since 2026-11-29)."""
+    """Pod uid -> name, from the recorder's pod snapshots (``uid``; older recordings have none)."""
     return {p["uid"]: p["name"] for r in timeline if r["kind"] == "pods" for p in r["pods"] if p.get("uid")}
 
 

@@ -216,8 +216,8 @@ class PodHistory:
     ready: list[tuple[float, int, int]]  # (t, Ready pods, pods)
     first_seen: dict[str, float] = field(default_factory=dict)  # pod -> its first snapshot
     # Per restart seen with both times: seconds from the container's exit (finishedAt) to the next one's start
-    # (startedAt), the restart back-off's wait (0-1 s for a restart at once). Recordings before 2026-11-29
-    # have no startedAt, so none.
+    # (startedAt), the restart back-off's wait (0-1 s for a restart at once). None where the recorder kept no
+    # startedAt.
     waits: list[float] = field(default_factory=list)
 
 

@@ -22,7 +22,7 @@ requests in flight of the same scrape): a heap that holds its waiting requests w
 that the next collection cannot empty.
 
 A JVM that answers no scrape cannot say how long it was stopped, and one collecting back to back answers
-few: on 2026-11-29 two of three killed runs' last answered scrape came 7-15 s before the kill. So where the
+few (a killed run's last answered scrape can come 7-15 s before the kill). So where the
 JVM logs its collections (``-Xlog:gc``, unified logging's pause lines on stdout: "GC(12) Pause Full
 (Allocation Failure) 84M->83M(128M) 812.345ms"), the recorder reads the killed container's log from the
 kubelet right after the restart (``gclog`` records: each pause's end, the container runtime's timestamp of
@@ -33,8 +33,8 @@ floor.
 Where the JVM also logs each collection's CPU (``-Xlog:gc,gc+cpu``: "GC(12) User=0.79s Sys=0.01s Real=0.81s"),
 the share of a CPU its collector got in its pauses before the end (``cpu_pct``: CPU seconds over the pauses'
 seconds). The serial collector is one thread: a collector with its CPU gets about 100 %, one whose CPU the
-rest of the machine takes gets less and each of its pauses lasts longer for the same live set (the fourth
-gc-heap-full run of 2026-11-30: full collections of 956 ms at the median, 395-756 ms in the six others).
+rest of the machine takes gets less and each of its pauses lasts longer for the same live set (docs/lab.md,
+"The collector's kill").
 """
 
 import re
@@ -53,8 +53,8 @@ MIN_CPU_SPAN_S = 1.0
 # share (445 ms at 80 %, 845 ms at 40 %, 1,053 ms at 32 %). Two forms of the count of requests in flight at
 # the first end were judged only where the collector had its CPU (three quarters of one; then a typical
 # collection under the probe's timeout), and neither held: the count depends on the share continuously
-# (docs/lab.md, "The collector's kill"). Since 2026-11-30 afternoon the count is judged as a band from the
-# heap alone, at any share, and this figure is reported beside it: where in the band the kill came.
+# (docs/lab.md, "The collector's kill"). So the count is judged as a band from the heap alone, at any share,
+# and this figure is reported beside it: where in the band the kill came.
 
 
 @dataclass(frozen=True)

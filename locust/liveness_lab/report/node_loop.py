@@ -5,7 +5,7 @@ counters (cgroups.NodeCgroups) where the pods run, never the host's own /proc.
 Ending the ``docker exec`` client does not end the process it started in the container (Docker keeps it
 running, and its API has no way to kill it: moby/moby#9098, #35703), and the loop's output never fails
 while the runtime reads it. So each loop says its PID first and stop() kills it there; and it ends by
-itself after LIFETIME_S at the latest, for a client that died without stop() (SIGKILL). Before 2026-11-30
+itself after LIFETIME_S at the latest, for a client that died without stop() (SIGKILL). Without that,
 every run left its loops behind: 21 were found in one node after seven lab runs (each ``find
 /sys/fs/cgroup`` loop 3.2 % of a CPU, each /proc/stat loop 0.3 %: about 13 % of this 2-CPU machine), and
 the same load kept the machine 82 % busy in the first runs and 94 % in the later ones."""
