@@ -127,15 +127,33 @@ def web_post(web_ui: str, path: str, **form) -> int:
         return r.status
 
 
-def web_swarm(web_ui: str, **form) -> dict:
-    """POST /swarm (as web_post) and Locust's answer, asserted a start: a master with no worker connected
-    refuses in words (locust_ext/swarm_guard.py), which fails here with its message, not 30 s later as tabs
-    that never open."""
+def web_swarm(web_ui: str, wait_s: float = 60, **form) -> dict:
+    """POST /swarm (as web_post) and Locust's answer, asserted a start. A master with no worker connected
+    refuses in words (locust_ext/swarm_guard.py: "wait a few seconds and start again"), which this does, as
+    its message says, for at most WAIT_S seconds (a worker restarts and reconnects after a rollout of the
+    master); then it fails with the message, not 30 s later as tabs that never open."""
+    from liveness_lab.locust_ext.swarm_guard import NO_WORKER
+
     data = urllib.parse.urlencode(form, doseq=True).encode()
-    with urllib.request.urlopen(urllib.request.Request(web_ui + "/swarm", data=data, headers=auth_headers(web_ui)), timeout=10) as r:
-        answer = json.load(r)
+    deadline, started = time.monotonic() + wait_s, time.monotonic()
+    while True:
+        with urllib.request.urlopen(urllib.request.Request(web_ui + "/swarm", data=data, headers=auth_headers(web_ui)), timeout=10) as r:
+            answer = json.load(r)
+        if answer.get("message") != NO_WORKER or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    if time.monotonic() - started > 1:
+        print(f"the master had no worker: the swarm started after {time.monotonic() - started:.0f} s of asking again")
     assert answer.get("success") is True, f"the master did not start the swarm: {answer.get('message')}"
-    return answer
+    # Started means its users spawn: the state the tabs wait for (Locust shows them once a swarm runs).
+    deadline, stats = time.monotonic() + 20, {}
+    while time.monotonic() < deadline:
+        stats = web_read(web_ui, "/stats/requests")
+        if stats.get("state") in ("spawning", "running"):
+            return answer
+        time.sleep(1)
+    workers = [(w.get("id"), w.get("state")) for w in stats.get("workers") or []]
+    raise AssertionError(f"the swarm was accepted but never ran: state {stats.get('state')!r}, workers {workers}")
 
 
 def web_read(web_ui: str, path: str):
