@@ -80,10 +80,11 @@ scenario's overlay, wait until the swarmed variants run fresh pods, Ready and se
 demo with the scenario's load (in this process, under the lab's cluster lock), judge the run against the
 prediction, restore the release (helm rollback to the revision before), go on. A
 scenario's race (a lesson that holds in some runs only: cascade, cold-scale-out, cpu-throttled-heavy) is
-judged and counted, not required of a run: the matrix gives its share of runs held and its interval.
+not required of a run; it predicts the band of runs it holds in, which the matrix judges over its runs.
 Writes reports/lab-<timestamp>/: <scenario>[-<i>]/ (the demo's report, lab.json, judgement.txt,
-timing.json, demo.log), matrix.md, a self-contained matrix.html and lab.log. Ctrl-C or an error restores
-the release first.
+timing.json, demo.log), matrix.md, a self-contained matrix.html and lab.log, and keeps each judged run in
+the ledger, locust/ledger/ (LIVENESS_LAB_LEDGER: another folder), counted per version of its scenario's
+prediction (python -m liveness_lab.lab ledger). Ctrl-C or an error restores the release first.
 
 Adding a scenario needs no code: a new file in locust/liveness_lab/lab/scenarios/ (its header says what goes in it;
 `python -m liveness_lab.lab check` from locust/ checks them all). The catalogue: 39 scenarios, 20 remedies
