@@ -761,3 +761,37 @@ def locustfile_options(**kw):
     for k, v in kw.items():
         setattr(opts, k, v)
     return opts
+
+
+def test_a_windows_counter_counts_from_the_read_before_the_swarm_so_a_first_kill_is_not_lost(tmp_path, chart_settings):
+    """The Workshop tab's window keeps the kubelet's probe counter from its first refresh after the swarm's
+    start; failures before that read were in no row, and a first kill whose first failures came before it
+    was not the counter's (.ci/run, 2026-12-07: the check placed the first kill at +43 s for one at +11.4 s).
+    The window now starts with the counter's last read before the swarm: on run-pass's counter, with the
+    events dropped so that only the counter tells the kills, the first kill is found where it was."""
+    from test_causes import analyses, counter_run, pass_counter
+
+    folder = counter_run(tmp_path, chart_settings, pass_counter, events=False)
+    start = float(json.loads((folder / "run.json").read_text())["locust_started"])
+    records = [json.loads(x) for x in (folder / "timeline.jsonl").read_text().splitlines()]
+    full = analyses(folder)["blocking"]
+    first = min(k.t for k in full.kills)
+    before = max((r for r in records if r["kind"] == "probes" and r["t"] < start), key=lambda r: r["t"])
+    # The window as it was: the counter from a read after the kill's first two failures (kill - 10, - 5 s).
+    late = [r for r in records if r["kind"] != "probes" or r["t"] >= first - 4]
+    for name, kept in (("late", late), ("seeded", sorted([before, *late], key=lambda r: r["t"]))):
+        (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+        found = analyses(folder)["blocking"]
+        if name == "late":
+            assert min((k.t for k in found.kills), default=None) != first
+        else:
+            assert min(k.t for k in found.kills) == first and found.first_liveness_kill_s == full.first_liveness_kill_s
+
+
+def test_a_new_window_starts_with_the_counter_as_last_read():
+    api = RecordedApi()
+    w = workshop(api)
+    w.poller.probes, w.poller.probes_at = {"liveness-lab-blocking-x": {"Liveness": {"failed": 0}}}, 990.0
+    w.poller.kube = type("Kube", (), {"pods": staticmethod(lambda: [])})()
+    w.on_swarm_start(now=1000.0)
+    assert w.window.timeline == [{"t": 990.0, "kind": "probes", "pods": {"liveness-lab-blocking-x": {"Liveness": {"failed": 0}}}}]

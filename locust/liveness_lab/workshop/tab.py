@@ -250,6 +250,14 @@ class Workshop:
             )
             self._seen_events = set()
             self._cursor = self.ticks.seq if self.ticks is not None else 0
+            # The kubelet's probe counter as last read before the swarm: the baseline its first failures count
+            # from. Without it the window's counter began at its first read after the start, a refresh later,
+            # and failures before that read were not in any row: a kill whose first failures came before it
+            # was not the counter's, and the check placed the first kill at the next one (seen: +43 s for a
+            # kill at +11.4 s, its event's time, inside the 9-18 s window).
+            counts = getattr(self.poller, "probes", None) if self.poller is not None else None
+            if counts is not None:
+                self.window.timeline.append({"t": round(self.poller.probes_at or now, 3), "kind": "probes", "pods": counts})
         log.info(
             "workshop: a swarm started%s", f" before the release settled: {'; '.join(unsettled)}" if unsettled else " on a settled release"
         )
