@@ -108,11 +108,9 @@ def test_the_workshop_tab_checks_a_real_kill_skips_and_resets_the_live_release(w
         # --- Step 1: checking until the API reports a real kill, green only after it. ---
         # A swarm whose check says "not as predicted" is stopped and a new one started on a fresh pod, as a
         # room would, at most STEP1_SWARMS: where the users' connections land on the 4 event loops is chance
-        # (a probe that finds a loop free restarts the countdown), and the check can misplace the first kill:
-        # .ci/run on 2026-12-07 saw the kill at +11.4 s (its event; the Live tab of the same master drew it
-        # there) while the check said "first liveness kill at +43.0 s, outside 9-18 s": a known defect of the
-        # two tabs feeding the restart rule each its own way (issue 70), not fixed here. Each swarm that did
-        # not meet the check is printed with what the check said.
+        # (a probe that finds a loop free restarts the countdown). .ci/run on 2026-12-07 failed here on a
+        # defect, since fixed (the window's counter had no read from before the swarm, so the check placed a
+        # kill at +11.4 s at +43.0 s): a swarm that does not meet the check is printed with what it said.
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1600, "height": 1100})
