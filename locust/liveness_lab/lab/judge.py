@@ -198,12 +198,13 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, (centre - spread) / (1 + z2 / n)), min(1.0, (centre + spread) / (1 + z2 / n))
 
 
-def race_won(j: Judgement) -> bool | None:
-    """Whether all of the run's race predictions held (True), one did not (False), or one decided nothing (None)."""
-    states = [x.held for x in j.lines if j.is_race(x)]
-    if not states or False in states:
-        return False if states else None
-    return None if None in states else True
+def race_won(lines: list[Line], race: list[str]) -> bool | None:
+    """Whether a run's race predictions (RACE: "<variant> <key>" of its LINES) all held (True), one did not
+    (False), or one decided nothing (None, as with none)."""
+    states = [x.held for x in lines if f"{x.variant} {x.key}" in race]
+    if False in states:
+        return False
+    return True if states and None not in states else None
 
 
 @dataclass
@@ -219,10 +220,12 @@ def judge_race(race, won: list[bool]) -> RaceResult:
     """A race's prediction, its BAND of runs (percent) in which its predictions all hold, judged on WON (per
     run, True when they did) once there are as many runs as it names: held when the share falls in the band,
     not held when even the share's 95 % interval (wilson) misses the band, cannot tell when only the
-    interval reaches it; not yet with fewer runs."""
+    interval reaches it; not yet with fewer runs. Its text: "race blocking restarted_pods: held in 9 of 10
+    runs (60-98 % at 95 %), predicted 75-100 %: held"."""
     k, n = sum(won), len(won)
     lo, hi = race.band
-    text = f"held in {k} of {n} run{'s' if n != 1 else ''}"
+    names = ", ".join(f"{v} {key}" for v, keys in race.predictions.items() for key in keys)
+    text = f"race {names}: held in {k} of {n} run{'s' if n != 1 else ''}"
     if n:
         low, high = wilson(k, n)
         text += f" ({low * 100:.0f}-{high * 100:.0f} % at 95 %)"

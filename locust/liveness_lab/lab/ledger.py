@@ -24,6 +24,7 @@ from pathlib import Path
 
 from liveness_lab.base import ROOT
 from liveness_lab.base.scenario import Scenario
+from liveness_lab.report.predictions import Line
 
 from . import judge
 
@@ -125,15 +126,8 @@ def race_text(version: Version, scenario: Scenario) -> str | None:
     """The scenario's race judged over VERSION's runs against its band (judge.judge_race); None without a race."""
     if scenario.race is None:
         return None
-    won = []
-    for r in version.runs:
-        states = [{"held": True, "not held": False}.get(x["state"]) for x in r["lines"] if f"{x['variant']} {x['key']}" in r["race"]]
-        if states and False in states:
-            won.append(False)
-        elif states and None not in states:
-            won.append(True)
-    names = ", ".join(f"{v} {k}" for v, keys in scenario.race.predictions.items() for k in keys)
-    return f"race {names}: {judge.judge_race(scenario.race, won).text}"
+    won = [judge.race_won([Line(**x) for x in r["lines"]], r["race"]) for r in version.runs]
+    return judge.judge_race(scenario.race, [w for w in won if w is not None]).text
 
 
 def versions(records: list[dict], scenario: Scenario) -> tuple[Version, list[Version]]:

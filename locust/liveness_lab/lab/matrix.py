@@ -65,13 +65,9 @@ class Row:
         if self.scenario is None or self.scenario.race is None:
             return []
         race = self.scenario.race
-        won = [w for _, j in self.runs if (w := judge.race_won(j)) is not None]
-        result = judge.judge_race(race, won)
-        names = ", ".join(f"{v} {k}" for v, keys in race.predictions.items() for k in keys)
-        text = f"race {names}: {result.text}"
-        if result.state == judge.NOT_YET:
-            text += f" (scripts/lab.sh --only {self.name} --repeat {race.runs})"
-        return [text]
+        result = judge.judge_race(race, [w for _, j in self.runs if (w := judge.race_won(j.lines, j.race)) is not None])
+        command = f" (scripts/lab.sh --only {self.name} --repeat {race.runs})" if result.state == judge.NOT_YET else ""
+        return [result.text + command]
 
     def colour(self) -> str:
         """Green when every run held, orange when none could tell, red otherwise."""

@@ -250,17 +250,19 @@ class Workshop:
             )
             self._seen_events = set()
             self._cursor = self.ticks.seq if self.ticks is not None else 0
-            # The kubelet's probe counter as last read before the swarm: the baseline its first failures count
-            # from. Without it the window's counter began at its first read after the start, a refresh later,
-            # and failures before that read were not in any row: a kill whose first failures came before it
-            # was not the counter's, and the check placed the first kill at the next one (seen: +43 s for a
-            # kill at +11.4 s, its event's time, inside the 9-18 s window).
-            counts = getattr(self.poller, "probes", None) if self.poller is not None else None
-            if counts is not None:
-                self.window.timeline.append({"t": round(self.poller.probes_at or now, 3), "kind": "probes", "pods": counts})
+            # The window's counter starts with its last read before the swarm: the baseline the swarm's first
+            # failures count from (from its first read after the start, a kill whose first failures came
+            # before that read would not be the counter's).
+            self._keep_probes(now)
         log.info(
             "workshop: a swarm started%s", f" before the release settled: {'; '.join(unsettled)}" if unsettled else " on a settled release"
         )
+
+    def _keep_probes(self, now: float) -> None:
+        """The kubelet's probe counter as the poller last read it, into the window's timeline."""
+        counts = getattr(self.poller, "probes", None) if self.poller is not None else None
+        if counts is not None:
+            self.window.timeline.append({"t": round(self.poller.probes_at or now, 3), "kind": "probes", "pods": counts})
 
     def on_spawned(self) -> None:
         runner = self.runner_of()
@@ -289,9 +291,7 @@ class Workshop:
                 if e["variant"] and key not in self._seen_events and (e["last"] or 0) >= w.started - 60:
                     self._seen_events.add(key)
                     w.timeline.append({"t": round(now, 3), "kind": "event", **e})
-            counts = getattr(self.poller, "probes", None)
-            if counts is not None:
-                w.timeline.append({"t": round(self.poller.probes_at or now, 3), "kind": "probes", "pods": counts})
+            self._keep_probes(now)
         if self.ticks is not None:
             text, self._cursor = self.ticks.after(self._cursor)
             w.history += list(csv.DictReader(io.StringIO(text)))
