@@ -17,7 +17,7 @@ from liveness_lab.lab import __main__ as cli
 from liveness_lab.lab import catalogue, judge, matrix
 from liveness_lab.report import settings, verdict
 from liveness_lab.report.facts import load_run, run_facts
-from liveness_lab.report.predictions import HELD, NOT_HELD, Evidence, count_state, judge_line
+from liveness_lab.report.predictions import HELD, NOT_HELD, VERDICT, Evidence, count_state, judge_line
 
 GOOD = """\
 title: A test scenario
@@ -168,15 +168,9 @@ def test_a_bad_name_or_an_unknown_only_is_refused(tmp_path):
 
 
 @pytest.fixture
-def runs(tmp_path, chart_settings):
-    """The recorded runs, copied, run-pass with the chart's settings in run.json (it ran with them)."""
-    out = {}
-    for name in ("run-pass", "run-fail", "run-disturbed"):
-        folder = shutil.copytree(FIXTURES / name, tmp_path / name)
-        run = json.loads((folder / "run.json").read_text())
-        (folder / "run.json").write_text(json.dumps(run | {"settings": chart_settings}))
-        out[name] = folder
-    return out
+def runs(tmp_path):
+    """The recorded runs, copied."""
+    return {name: shutil.copytree(FIXTURES / name, tmp_path / name) for name in ("run-pass", "run-fail", "run-disturbed")}
 
 
 def scenario(name):
@@ -208,6 +202,28 @@ def test_the_failing_demo_run_does_not_hold_the_baseline_but_holds_a_no_restart_
     held = {x.key: x.held for x in result.lines}
     assert held == {"restarts": True, "liveness_failures": True, "failures": False, "ready": False}
     assert result.outcome == judge.NOT_HELD
+
+
+@pytest.mark.parametrize(
+    "folder", ["run-pass", "run-fail", "run-disturbed", "run-alone", "run-extra-load", "lab-baseline", "lab-dependency-in-liveness"]
+)
+def test_the_demos_verdict_is_the_baseline_scenarios_outcome_under_its_own_name(folder):
+    # One judge: on every recorded run of both sides the demo's verdict is what the lab says of the baseline.
+    lab = judge.judge_scenario(scenario("baseline"), FIXTURES / folder)
+    demo = verdict.judge(load_run(FIXTURES / folder))
+    assert demo.verdict == VERDICT[lab.outcome] and [x.text() for x in demo.lines] == [x.text() for x in lab.lines]
+
+
+def test_the_claim_gives_each_variant_the_baseline_prediction_of_its_side():
+    base = scenario("baseline").predict
+    claim = verdict.claim(["servlet", "servlet-async", "servlet-virtual", "offloaded", "virtual", "reactive", "blocking"])
+    assert claim == {
+        "servlet": base["blocking"],
+        "blocking": base["blocking"],
+        "servlet-async": base["reactive"],
+        "servlet-virtual": base["reactive"],
+        "reactive": base["reactive"],
+    }  # offloaded and virtual: no side, no verdict invented
 
 
 def test_a_disturbed_run_cannot_tell(runs):

@@ -370,11 +370,11 @@ def test_the_kills_after_the_last_action_count_from_its_end(tmp_path):
 
     from liveness_lab.lab import judge
     from liveness_lab.report.facts import load_run, run_facts
-    from liveness_lab.report.predictions import judge_line
+    from liveness_lab.report.predictions import evidence_of, judge_line
 
     def line(folder, value):
         facts = run_facts(load_run(folder))
-        return judge_line("kills_after_actions", value, judge.evidence(facts.analyses["reactive"], facts.run, facts))
+        return judge_line("kills_after_actions", value, evidence_of(facts.analyses["reactive"], facts.run, facts))
 
     after = line(FIXTURES / "lab-dependency-crash", 0)
     assert after.held and after.measured == "0 liveness kill(s) after the last action (done at +122 s)", after.measured

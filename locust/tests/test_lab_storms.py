@@ -10,7 +10,7 @@ from conftest import FIXTURES
 
 from liveness_lab.lab import catalogue, judge
 from liveness_lab.report.facts import load_run, pod_history, run_facts
-from liveness_lab.report.predictions import judge_line
+from liveness_lab.report.predictions import evidence_of, judge_line
 
 
 def scenario(name):
@@ -34,7 +34,7 @@ def lines(result):
 def line(folder, variant, key, value):
     """One prediction judged on FOLDER, as the lab judges a finished run."""
     facts = run_facts(load_run(folder))
-    return judge_line(key, value, judge.evidence(facts.analyses[variant], facts.run, facts))
+    return judge_line(key, value, evidence_of(facts.analyses[variant], facts.run, facts))
 
 
 # --- a dependency in liveness: kill timing from the action, recovery after the actions -----------------
@@ -96,9 +96,16 @@ def test_kill_timing_from_the_action_holds_where_the_kill_falls_in_the_window_af
 def test_without_recorded_actions_the_timing_and_the_recovery_cannot_tell(tmp_path):
     folder = copy(tmp_path, "lab-dependency-in-liveness", drop={"action", "action-done"})
     result = judge.judge_scenario(scenario("dependency-in-liveness"), folder)
-    assert result.outcome == judge.CANNOT_TELL
-    assert "reactive kill_timing: no action recorded in the timeline" in result.why_cannot_tell
-    assert "reactive recovery_after_actions: no action recorded in the timeline" in result.why_cannot_tell
+    unmeasured = {x.key: x.measured for x in result.lines if x.state == "not measured"}
+    assert unmeasured == {
+        "kill_timing": "no action recorded in the timeline",
+        "recovery_after_actions": "no action recorded in the timeline",
+    }
+    # The restarts were measured all the same (4, predicted 1): a prediction that did not hold decides the
+    # run even where others could not be measured (predictions.decide).
+    assert result.outcome == judge.NOT_HELD and result.why_cannot_tell == []
+    restarts = next(x for x in result.lines if x.key == "restarts")
+    assert restarts.state == "not held" and restarts.measured.startswith("4 ")
     unfinished = copy(tmp_path / "b", "lab-dependency-in-liveness", drop={"action-done"})
     x = line(unfinished, "reactive", "recovery_after_actions", "<=30")
     assert x.held is None and "was not done when the recording ended" in x.measured

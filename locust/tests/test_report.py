@@ -26,15 +26,6 @@ def data(passing):
     return copy.deepcopy(passing)
 
 
-@pytest.fixture
-def passing_with_settings(passing, chart_settings):
-    """The passing run as if run.json had recorded the chart's settings (it ran with them: its liveness
-    failures are 5 s apart and the kill came at the third)."""
-    data = copy.deepcopy(passing)
-    data.run["settings"] = chart_settings
-    return data
-
-
 def built(fixture: str, tmp_path):
     """A copy of a recorded run folder with its report built: build's exit code, the folder, summary.md."""
     folder = shutil.copytree(FIXTURES / fixture, tmp_path / "run")
@@ -61,7 +52,7 @@ def test_recorded_passing_run_builds_a_self_contained_report_and_exits_0(tmp_pat
 
 def test_passing_run_restarts_blocking_after_liveness_failures_and_leaves_reactive_alone(passing):
     result = verdict.judge(passing)
-    assert result.verdict == "PASS", result.checks
+    assert result.verdict == "PASS", [x.text() for x in result.lines]
     blocking, reactive = result.facts.analyses["blocking"], result.facts.analyses["reactive"]
     assert blocking.pods.restarts and all(r.liveness for r in blocking.pods.restarts)
     assert blocking.first_liveness_failure_s < blocking.first_liveness_kill_s < blocking.first_restart_s
@@ -75,7 +66,7 @@ def test_recorded_failing_run_fails_and_exits_1(tmp_path):
     assert rc == 1
     assert (folder / "blocking.png").exists()
     assert summary.startswith("# liveness-lab scripted run: FAIL")
-    assert "restarted 0 time(s) (needs >= 1)" in summary
+    assert "- blocking restarts: predicted >=1, measured 0 (78gl2 0): NOT held" in summary
 
 
 def test_a_run_whose_pods_were_replaced_midway_has_no_verdict_and_exits_2(tmp_path):
@@ -87,8 +78,9 @@ def test_a_run_whose_pods_were_replaced_midway_has_no_verdict_and_exits_2(tmp_pa
 
 
 def failed_checks(data):
+    """The verdict, and the claim's lines that did not hold with why it could not tell."""
     result = verdict.judge(data)
-    return result.verdict, [c.text for c in result.failed()]
+    return result.verdict, [x.text() for x in result.lines if x.held is False] + result.why_cannot_tell
 
 
 def test_a_reactive_liveness_failure_fails_the_verdict(data):
@@ -110,14 +102,20 @@ def test_a_reactive_liveness_failure_fails_the_verdict(data):
         }
     )
     outcome, failed = failed_checks(data)
-    assert outcome == "FAIL" and any("Unhealthy" in f for f in failed), failed
+    assert outcome == "FAIL" and failed == ["reactive unhealthy: predicted 0, measured 1: NOT held"], failed
 
 
 def test_a_restart_without_liveness_failures_or_by_oom_fails_the_verdict(data, passing):
     data.timeline = [r for r in data.timeline if not (r["kind"] == "event" and r["reason"] in ("Unhealthy", "Killing"))]
     outcome, failed = failed_checks(data)
-    # Without its own Killing event, and with no probe counter read, a SIGTERM is not a liveness kill.
-    assert outcome == "FAIL" and any("needs a liveness kill: cause unknown (ended on SIGTERM (exit 143)" in f for f in failed), failed
+    # Without its own Killing event, and with no probe counter read, a SIGTERM is not known to be a liveness
+    # kill: the cause is not measured, so the run cannot tell (the lab's rule: never a guess either way).
+    assert outcome == "INCONCLUSIVE" and len(failed) == 2, failed
+    assert (
+        failed[0].startswith("blocking kill_reason: 0 of 5 restarts liveness kills of their own; cause unknown: ")
+        and "SIGTERM" in failed[0]
+    )
+    assert failed[1] == "blocking kill_timing: a restart of unknown cause at +28.3 s"  # it may have been the kill
 
     data = copy.deepcopy(passing)
     for r in data.timeline:
@@ -125,7 +123,10 @@ def test_a_restart_without_liveness_failures_or_by_oom_fails_the_verdict(data, p
             if p["variant"] == "blocking" and p["lastTerminatedReason"]:
                 p["lastTerminatedReason"] = "OOMKilled"
     outcome, failed = failed_checks(data)
-    assert outcome == "FAIL" and any("OOMKilled" in f for f in failed)
+    assert outcome == "FAIL" and len(failed) == 1 and failed[0].startswith("blocking kill_reason: predicted liveness, measured 0 of 5"), (
+        failed
+    )
+    assert "OOMKilled" in failed[0]
 
 
 def test_reactive_failures_fail_the_verdict(data):
@@ -182,41 +183,38 @@ def test_the_kill_window_is_computed_from_the_recorded_probe(chart_settings):
     assert (w.earliest_s, w.latest_s) == (32, 42) and (w.low, w.high) == (30, 54)
 
 
-def test_the_recorded_passing_run_kills_within_the_window(passing_with_settings):
-    result = verdict.judge(passing_with_settings)
-    timing = [c for c in result.checks if "first liveness kill" in c.text]
-    assert result.verdict == "PASS" and result.notes == []
-    assert len(timing) == 1 and timing[0].ok, timing
-    assert "+13.3s after load start, within 9-20 s" in timing[0].text
+def test_the_recorded_passing_run_kills_within_the_window(passing):
+    result = verdict.judge(passing)
+    timing = [x for x in result.lines if x.key == "kill_timing"]
+    assert result.verdict == "PASS" and result.why_cannot_tell == []
+    assert [x.text() for x in timing] == ["blocking kill_timing: predicted first kill at 9-20 s, measured +13.3 s: held"]
 
 
-def test_a_kill_outside_the_window_fails_the_verdict(passing_with_settings):
-    # The same run judged against Kubernetes' default probe (10 s period, 3 failures: 21-31 s): a kill
-    # 13 s after the load start is too early for it.
-    data = passing_with_settings
+def test_a_kill_outside_the_window_fails_the_verdict(passing):
+    # The same run judged against Kubernetes' default probe (10 s period, 3 failures: 21-31 s, 19-35 with
+    # its slack): a kill 13 s after the load start is too early for it.
+    data = passing
     data.run["settings"]["blocking"]["liveness"].update(periodSeconds=10)
     outcome, failed = failed_checks(data)
-    assert outcome == "FAIL" and failed == [
-        "liveness-lab-blocking-5996c55b89-jjfw9 first liveness kill at +13.3s after load start, OUTSIDE 19-35 s: "
-        "(F-1)*P+T 21 s to F*P+T 31 s (P 10 s, T 1 s, F 3), slack 2 s early, 4 s late"
-    ]
+    assert outcome == "FAIL" and failed == ["blocking kill_timing: predicted first kill at 19-35 s, measured +13.3 s: NOT held"]
 
 
-def test_a_run_without_settings_gets_no_timing_check_and_says_so(tmp_path):
-    assert "settings" not in json.loads((FIXTURES / "run-pass" / "run.json").read_text())
-    rc, _, summary = built("run-pass", tmp_path)
-    assert rc == 0
-    assert "first liveness kill at" not in summary
-    assert (
-        "- note: run.json records no probe settings (recorded before it did, or the API did not answer): the kill timing is not checked"
-        in summary
-    )
-
-
-def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settings):
+def test_a_run_without_settings_cannot_tell_and_says_why(tmp_path):
+    # The API did not answer when the run began, so run.json has no probe settings: the kill cannot be
+    # timed, and a claim with a prediction that cannot be measured cannot tell.
     folder = shutil.copytree(FIXTURES / "run-pass", tmp_path / "run")
     run = json.loads((folder / "run.json").read_text())
-    (folder / "run.json").write_text(json.dumps(run | {"settings": chart_settings}))
+    del run["settings"]
+    (folder / "run.json").write_text(json.dumps(run))
+    assert build.main([str(folder)]) == 2
+    summary = (folder / "summary.md").read_text()
+    assert summary.startswith("# liveness-lab scripted run: INCONCLUSIVE")
+    assert "- blocking kill_timing: predicted from-settings, measured no liveness probe settings recorded: not measured" in summary
+    assert "- cannot tell: blocking kill_timing: no liveness probe settings recorded" in summary
+
+
+def test_a_report_with_settings_shows_them_and_the_window(tmp_path):
+    folder = shutil.copytree(FIXTURES / "run-pass", tmp_path / "run")
     assert build.main([str(folder)]) == 0
     summary, html = (folder / "summary.md").read_text(), (folder / "report.html").read_text()
     for text in ("liveness httpGet http /livez, every 5 s, timeout 1 s, 3 failures", "first liveness kill expected at 9-20 s"):
@@ -230,11 +228,11 @@ def test_a_report_with_settings_shows_them_and_the_window(tmp_path, chart_settin
     }
 
 
-def test_the_report_counts_down_every_kill_in_its_plot_and_event_log(tmp_path, chart_settings, passing_with_settings):
+def test_the_report_counts_down_every_kill_in_its_plot_and_event_log(tmp_path, passing):
     """run-pass with the chart's probe (3 failures, every 5 s): each of the 5 kills follows failures 1/3,
     2/3, 3/3; after the first kill the kubelet's spam filter reported one of them (12:14:48), and the
     report places and says the others, as the Live tab does."""
-    blocking = verdict.judge(passing_with_settings).facts.analyses["blocking"]
+    blocking = verdict.judge(passing).facts.analyses["blocking"]
     marks = blocking.countdown()
     kills = [m for m in marks if m.kind == "kill"]
     assert len(kills) == 5
@@ -242,8 +240,6 @@ def test_the_report_counts_down_every_kill_in_its_plot_and_event_log(tmp_path, c
         assert [m.label for m in marks if m.kill_t == kill.t and m.kind != "kill"] == ["1/3", "2/3", "3/3"]
     assert [m.kind for m in marks].count("unreported") == 2 + 3 * 3
     folder = shutil.copytree(FIXTURES / "run-pass", tmp_path / "run")
-    run = json.loads((folder / "run.json").read_text())
-    (folder / "run.json").write_text(json.dumps(run | {"settings": chart_settings}))
     assert build.main([str(folder)]) == 0
     html = (folder / "report.html").read_text()
     assert "Unhealthy x2: Liveness probe failed" in html and "awaiting headers) [liveness failure 2/3]" in html
@@ -252,14 +248,8 @@ def test_the_report_counts_down_every_kill_in_its_plot_and_event_log(tmp_path, c
 
 
 @pytest.mark.parametrize("folder, outcome", [("run-pass", "PASS"), ("run-fail", "FAIL"), ("run-disturbed", "INCONCLUSIVE")])
-def test_every_recorded_run_keeps_its_verdict_with_settings_recorded(folder, outcome, chart_settings):
-    data = facts.load_run(FIXTURES / folder)
-    without = verdict.judge(data)
-    data.run["settings"] = chart_settings
-    result = verdict.judge(data)
-    assert without.verdict == result.verdict == outcome
-    # The fail and disturbed runs have no kill to time (no restart; pods replaced first): a note, not a check.
-    assert [c for c in result.checks if "first liveness kill" not in c.text] == without.checks
+def test_every_recorded_run_keeps_its_verdict(folder, outcome):
+    assert verdict.judge(facts.load_run(FIXTURES / folder)).verdict == outcome
 
 
 # The load the variants saw: their own pods' request counts (the recorder's `metrics` samples) against
@@ -305,7 +295,7 @@ def test_a_run_with_extra_load_has_no_verdict_and_exits_2(tmp_path):
     load = json.loads((folder / "verdict.json").read_text())["load"]["variants"]["reactive"]
     assert load["extra"] and (load["served"], load["offered"]) == (1620, 930)
     # Without the other swarm's load nothing else would stop it passing: every claim check holds.
-    assert "FAIL" not in summary.split("## Checks")[1].split("##")[0]
+    assert "NOT held" not in summary.split("## The claim")[1].split("##")[0]
 
 
 def with_reactive_served(data, extra):

@@ -224,6 +224,9 @@ class Action:
 # What a prediction's digest covers (Scenario.digest): the experiment and its judgement, not the prose. The
 # race's `why` is prose; its predictions and runs are not.
 DIGEST_FIELDS = ("values", "variants", "load", "actions", "kubelet", "predict", "race")
+# The catalogue's folder (in the Locust image too); its baseline is the demo's claim (report.verdict).
+CATALOGUE = Path(__file__).resolve().parent.parent / "lab" / "scenarios"
+BASELINE = CATALOGUE / "baseline.yaml"
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,9 @@ import sys
 
 from liveness_lab.base import LAB_GROUPS
 from liveness_lab.base.scenario import ScenarioError
+from liveness_lab.report.predictions import EXIT
 
 from . import catalogue, judge, ledger, matrix
-
-EXIT = {judge.HELD: 0, judge.NOT_HELD: 1, judge.CANNOT_TELL: 2}
 
 
 def main(argv=None) -> int:

@@ -7,10 +7,9 @@ Usage (from locust/): python -m liveness_lab.lab --help
 from pathlib import Path
 
 from liveness_lab.base import LAB_GROUPS
-from liveness_lab.base.scenario import Scenario, ScenarioError, load_scenario
+from liveness_lab.base.scenario import CATALOGUE, Scenario, ScenarioError, load_scenario
 from liveness_lab.base.variants import stack_of
 
-CATALOGUE = Path(__file__).resolve().parent / "scenarios"
 # What a run takes beyond its load (the rollout and settling, the report, the rollback), the means
 # measured on 2 cores (docs/lab.md): 82 s for the eighteen remedies (2,418 s for the twelve on
 # WebFlux, 1,209 for the six on Tomcat, less their loads); 130 s for the storms (their actions' rollouts

@@ -3,17 +3,9 @@
 The facts are the run's own (``report.facts``: restarts and their causes, kills and failures from the
 kubelet's probe counter and events, the kill window from the probe settings run.json recorded, Ready
 counts, Locust's totals, the CPU check) and each prediction is judged by ``report.predictions``, the one
-judge the workshop's live checks use too; this module only adds up the lines. The scenario's outcome:
-
-- "held": every prediction that decided held (held or not held: a prediction with nothing to judge, such as
-  the cause of restarts when there was none, decides nothing), and at least one did;
-- "not held": at least one did not (the evidence says which and by how much);
-- "cannot tell": only from evidence no prediction is about (``RunFacts.cannot_tell``, the demo's rule
-  too: pods replaced under it by something else, the API gone, the machine busy over the line), or a
-  prediction could not be measured (no probe settings recorded, a restart whose cause nothing recorded):
-  the run says nothing either way. A variant's own restarts, probe failures, throttling or latency are
-  outcomes: where they contradict a prediction, it is not held. A run none of whose predictions decided
-  (each had nothing to judge, or is the race's) cannot tell either, and says so.
+judge the workshop's live checks and the demo's claim use too, which also decides the outcome
+(``predictions.decide``: held, not held, or cannot tell only from evidence no prediction is about or a
+prediction that could not be measured); this module adds the figures, the race and lab.json.
 
 The predictions of the scenario's `race` (a lesson that holds in some runs only) are judged and kept
 but decide nothing: the matrix counts the runs they held in (lab.matrix).
@@ -45,10 +37,8 @@ from liveness_lab.report.facts import (
     throttled_pct,
 )
 from liveness_lab.report.gc import first_share, lowest_share
-from liveness_lab.report.predictions import NOT_MEASURED, Evidence, Line, judge_line
+from liveness_lab.report.predictions import CANNOT_TELL, HELD, NOT_HELD, Line, decide, judge_predictions
 from liveness_lab.report.verdict import judge
-
-HELD, NOT_HELD, CANNOT_TELL = "held", "not held", "cannot tell"
 
 
 @dataclass
@@ -127,24 +117,6 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
     } | more
 
 
-def evidence(a: VariantAnalysis, run: dict, facts: RunFacts) -> Evidence:
-    """What a finished run gives the predictions of variant A: its whole recording, the lab's actions, the
-    throttling and the virtual-thread scheduler as read."""
-    elapsed = a.phases.end - a.phases.start
-    return Evidence(
-        a,
-        run,
-        live=False,
-        elapsed=elapsed,
-        actions=facts.actions,
-        throttled=facts.cpu.throttled,
-        throttled_peak=facts.cpu.throttled_peak,
-        gc=facts.gc.get(a.variant, []),
-        gc_first=facts.gc_first.get(a.variant),
-        scheduler=facts.schedulers.get(a.variant),
-    )
-
-
 def judge_scenario(scenario: Scenario, folder) -> Judgement:
     """The scenario's predictions against the report folder FOLDER (demo.sh's files; the report itself
     need not be built)."""
@@ -152,25 +124,9 @@ def judge_scenario(scenario: Scenario, folder) -> Judgement:
     data = load_run(folder)
     result = judge(data)
     facts = result.facts
-    lines, why = [], list(facts.cannot_tell)
-    for variant, expected in scenario.predict.items():
-        a = facts.analyses.get(variant)
-        if a is None:
-            why.append(f"{variant} was not in the run (run.json variants: {data.run['variants']})")
-            continue
-        ev = evidence(a, data.run, facts)
-        lines += [judge_line(key, value, ev) for key, value in expected.items()]
-    why += [f"{x.variant} {x.key}: {x.measured}" for x in lines if x.state == NOT_MEASURED]
+    lines, missing = judge_predictions(scenario.predict, facts)
     race = [f"{x.variant} {x.key}" for x in lines if scenario.in_race(x.variant, x.key)]
-    deciding = [x for x in lines if f"{x.variant} {x.key}" not in race and x.held is not None]
-    if not why and not deciding:
-        why.append("nothing to judge: no prediction outside the race was about something that happened in the run")
-    if why:
-        outcome = CANNOT_TELL
-    elif all(x.held for x in deciding):
-        outcome = HELD
-    else:
-        outcome = NOT_HELD
+    outcome, why = decide(lines, facts.cannot_tell + missing, race)
     return Judgement(
         scenario=scenario.name,
         folder=str(folder),

@@ -35,12 +35,12 @@ from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV
 from liveness_lab.demo import release as rel
 from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_name
 from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
+from liveness_lab.report.predictions import EXIT
 from liveness_lab.report.recorder import MachineCpu, kind_node_container
 
 from . import catalogue, judge, kubelet, ledger, matrix
 from .actions import ActionRunner
 
-EXIT = {judge.HELD: HELD, judge.NOT_HELD: NOT_HELD, judge.CANNOT_TELL: CANNOT_TELL}
 # Where probe changes in running pods come from (a scenario's in-place action), for the clusters that refuse
 # them: Kubernetes 1.38's alpha, off by default (docs/kubernetes-versions.md).
 IN_PLACE_FIX = (

@@ -24,7 +24,11 @@ from liveness_lab.base.variants import stack_of  # noqa: E402
 
 from .document import Document, Image, Item, Items, Pre, Section, Table, render_html, render_markdown  # noqa: E402
 from .facts import Phases, VariantAnalysis, load_run, requested_latency_ms  # noqa: E402
+from .predictions import HELD, NOT_HELD, NOT_MEASURED, NOTHING  # noqa: E402
 from .verdict import Verdict, judge  # noqa: E402
+
+# A claim line's colour in the report, by its state (its text ends with the state in words).
+LINE_COLOURS = {HELD: "ok", NOT_HELD: "fail", NOT_MEASURED: "fail", NOTHING: ""}
 
 # Light enough that every variant colour (liveness_lab.style) reads on them.
 PHASE_COLOURS = {"load": "#ebebeb", "quiet": "#e3ecf7"}
@@ -233,7 +237,7 @@ def run_line(result: Verdict, run: dict) -> str:
 
 def kubernetes_words(run: dict) -> str:
     """ ", Kubernetes v1.37.0" (the API server; its kubelets too where they run another release), or nothing
-    for a run recorded before run.json kept it."""
+    where run.json has none (the API did not say)."""
     k = run.get("kubernetes") or {}
     if not k.get("server"):
         return ""
@@ -261,7 +265,7 @@ def settings_items(result: Verdict) -> Items:
         if v in result.kill_windows:
             text += f"; first liveness kill expected at {result.kill_windows[v].describe()} after load start"
         items.append(Item(text))
-    return Items(items)  # a run recorded before run.json held settings: the Checks section says so
+    return Items(items)  # none recorded: the claim's kill_timing line says it could not be measured
 
 
 def event_log(a: VariantAnalysis) -> Section:
@@ -359,13 +363,14 @@ def report_document(result: Verdict, run: dict, images: dict[str, Path] | None =
             Section("Errors (most frequent, per variant)", [Items(errors)]),
             Section("The run was disturbed: no verdict", [Items([Item(d, state="fail") for d in facts.disturbances])]),
             Section(
-                "Checks",
+                "The claim (the baseline scenario, judged as the lab judges it)",
                 [
                     Items(
-                        [Item(f"{c.who}: {c.text}", "ok" if c.ok else "FAIL", "ok" if c.ok else "fail") for c in result.checks],
+                        [Item(x.text(), state=LINE_COLOURS[x.state]) for x in result.lines],
                         "none (no variant of either side of the claim ran: blocking or servlet; reactive, servlet-async or "
                         "servlet-virtual)",
                     ),
+                    Items([Item(w, "cannot tell:", "fail") for w in result.why_cannot_tell if w not in facts.disturbances]),
                     Items([Item(n, "note:") for n in result.notes]),
                 ],
             ),

@@ -20,10 +20,23 @@ held decide a run; a run none of whose predictions decided says so (``lab.judge`
 - ``kill_timing``: the first liveness kill within the window of the probe's settings (held), outside it, or
   none by its end (not held); ``throughput``: the median requests/s of the hold, from 10 s after the ramp,
   at least 90 % of the offered, once 10 s of it were measured.
+
+A run's outcome (``decide``), the same for the lab's scenarios and the demo's claim (which is the baseline
+scenario's prediction, ``report.verdict``), in this order:
+
+- "cannot tell" from evidence no prediction is about (``RunFacts.cannot_tell``: pods replaced under the
+  run by something else, the API gone, the machine busy over the line; or a predicted variant not in it);
+- "not held" when any deciding prediction did not hold: a variant's own restarts, probe failures,
+  throttling or latency are outcomes, and one that contradicts a prediction fails it, even where another
+  prediction could not be measured;
+- "cannot tell" when a prediction could not be measured (no probe settings recorded, a restart whose
+  cause nothing recorded), or none decided (each had nothing to judge, or is the race's);
+- "held" otherwise. The demo calls these PASS, FAIL and INCONCLUSIVE (``VERDICT``, the one mapping).
 """
 
 from dataclasses import asdict, dataclass, field
 
+from liveness_lab.base import exits
 from liveness_lab.base.causes import CAUSES
 from liveness_lab.base.scenario import BAND, COUNT, THROUGHPUT_SHARE
 
@@ -31,6 +44,7 @@ from .facts import (
     PEAK_MIN_PERIODS,
     KillWindow,
     RecordedAction,
+    RunFacts,
     VariantAnalysis,
     added_pods,
     first_end,
@@ -51,6 +65,11 @@ from .gc import GcBeforeKill, lowest_share
 from .scheduler import Scheduler
 
 HELD, NOT_YET, NOT_HELD, NOT_MEASURED, NOTHING = "held", "not yet", "not held", "not measured", "nothing to judge"
+# A run's outcome is HELD, NOT_HELD or this (decide).
+CANNOT_TELL = "cannot tell"
+# The demo's names for the outcomes, and the exit code of both (base/exits.py): the one mapping.
+VERDICT = {HELD: "PASS", NOT_HELD: "FAIL", CANNOT_TELL: "INCONCLUSIVE"}
+EXIT = {HELD: exits.HELD, NOT_HELD: exits.NOT_HELD, CANNOT_TELL: exits.CANNOT_TELL}
 # Without a liveness probe to time a kill against, a live run must have gone this long before an absence holds.
 EVIDENCE_DEFAULT_S = 30.0
 # How much of the hold the throughput rule (THROUGHPUT_SHARE) needs in a live window.
@@ -548,3 +567,50 @@ def last_failure(a: VariantAnalysis) -> str | None:
     m = marks[-1]
     what = "liveness kill" if m.kind == "kill" else "liveness failure"
     return f"{what} {m.label} at +{m.t - a.phases.start:.1f} s".replace("  ", " ")
+
+
+def evidence_of(a: VariantAnalysis, run: dict, facts: RunFacts) -> Evidence:
+    """What a finished run gives the predictions of variant A: its whole recording, the lab's actions, the
+    throttling, the collector and the virtual-thread scheduler as read."""
+    return Evidence(
+        a,
+        run,
+        live=False,
+        elapsed=a.phases.end - a.phases.start,
+        actions=facts.actions,
+        throttled=facts.cpu.throttled,
+        throttled_peak=facts.cpu.throttled_peak,
+        gc=facts.gc.get(a.variant, []),
+        gc_first=facts.gc_first.get(a.variant),
+        scheduler=facts.schedulers.get(a.variant),
+    )
+
+
+def judge_predictions(predict: dict[str, dict], facts: RunFacts) -> tuple[list[Line], list[str]]:
+    """PREDICT (per variant, its predictions: a scenario's ``predict``) judged on a finished run's FACTS: the
+    lines, and the predicted variants the run did not have (evidence that it cannot tell)."""
+    lines, missing = [], []
+    for variant, expected in predict.items():
+        a = facts.analyses.get(variant)
+        if a is None:
+            missing.append(f"{variant} was not in the run (run.json variants: {facts.run['variants']})")
+            continue
+        ev = evidence_of(a, facts.run, facts)
+        lines += [judge_line(key, value, ev) for key, value in expected.items()]
+    return lines, missing
+
+
+def decide(lines: list[Line], independent: list[str], race: list[str] = ()) -> tuple[str, list[str]]:
+    """The outcome of a finished run's judged LINES (module doc), and why it cannot tell. INDEPENDENT: the
+    evidence no prediction is about that voids the run (``RunFacts.cannot_tell``, a predicted variant
+    missing); RACE: "<variant> <key>" of the lines that are a race's, which decide nothing (the lab counts
+    them over its runs)."""
+    if independent:
+        return CANNOT_TELL, list(independent)
+    deciding = [x for x in lines if f"{x.variant} {x.key}" not in race and x.held is not None]
+    if any(x.held is False for x in deciding):
+        return NOT_HELD, []
+    why = [f"{x.variant} {x.key}: {x.measured}" for x in lines if x.state == NOT_MEASURED]
+    if not why and not deciding:
+        why = ["nothing to judge: no prediction outside the race was about something that happened in the run"]
+    return (CANNOT_TELL, why) if why else (HELD, [])
