@@ -368,7 +368,6 @@ def test_the_kills_after_the_last_action_count_from_its_end(tmp_path):
     back (+110 s, rolled out at +121.6 s)."""
     import shutil
 
-    from liveness_lab.lab import judge
     from liveness_lab.report.facts import load_run, run_facts
     from liveness_lab.report.predictions import evidence_of, judge_line
 
