@@ -149,6 +149,11 @@ def test_a_load_the_host_cannot_open_runs_in_the_cluster_and_a_contradicting_loa
         (("hold: 30", "hold: 30, where: laptop"), "load.where", "'laptop' is not one of auto, host, cluster"),
         (("sources: [somewhere#1]", "sources: [a: b]"), "sources", "non-empty list of texts"),
         (("values: {", "values: ["), "YAML", ""),
+        (
+            ("title: A test scenario", "title: A test scenario\nmeasured: 3 of 3 held"),
+            "measured",
+            "kept in the lab's ledger (locust/ledger/)",
+        ),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_file_and_the_field(tmp_path, change, field, problem):

@@ -39,7 +39,7 @@ def repo(tmp_path):
 def test_the_digest_follows_what_decides_a_run_and_not_the_prose():
     s = scenario()
     assert len(s.digest) == 12 and s.digest == scenario().digest
-    assert dataclasses.replace(s, lesson="other words", measured="a diary", title="T", sources=[]).digest == s.digest
+    assert dataclasses.replace(s, lesson="other words", setting="a diary", title="T", sources=[]).digest == s.digest
     edited = {**s.predict, "reactive": {**s.predict["reactive"], "failures": "<=5"}}
     assert dataclasses.replace(s, predict=edited).digest != s.digest
     assert dataclasses.replace(s, load={**s.load, "users": 21}).digest != s.digest
@@ -93,3 +93,38 @@ def test_the_command_line_prints_each_scenarios_tally_and_its_race_against_its_b
         f"cascade [{scenario('cascade').digest}]: 0 of 0",
         "  race blocking restarted_pods: held in 0 of 0 runs, predicted 75-100 %: judged at 10 runs",
     ]
+
+
+def test_the_documents_tables_and_figures_are_generated_from_the_ledger_and_a_difference_is_caught(repo, tmp_path, capsys):
+    s = dataclasses.replace(scenario(), path=repo / "baseline.yaml")
+    result = judge.judge_scenario(s, FIXTURES / "lab-baseline")
+    result.commit = git(repo, "rev-parse", "--short", "HEAD")
+    book = tmp_path / "ledger"
+    ledger.add(result, s, book)
+    # A second run in which the reactive pod was killed: not held, its measured value in bold.
+    lines = [
+        dataclasses.replace(x, measured="2", state="not held") if (x.variant, x.key) == ("reactive", "restarts") else x
+        for x in result.lines
+    ]
+    ledger.add(dataclasses.replace(result, lines=lines, outcome=judge.NOT_HELD, started=result.started + 600), s, book)
+    docs = ledger.blocks(ledger.load(book), [s, scenario("tcp-probe")])
+    row = next(x for x in docs[ledger.LAB_DOC]["remedies-webflux"] if x.startswith("| [baseline]"))
+    assert f"| `{s.digest}` | held 1 of 2 (1 not held) since " in row
+    assert "reactive restarts 0: 0 / **2**" in row and "blocking restarts >=1: 2 in each" in row
+    tcp = next(x for x in docs[ledger.LAB_DOC]["remedies-webflux"] if x.startswith("| [tcp-probe]"))
+    assert "| not run yet |" in tcp
+    readme = " ".join(" ".join(docs[ledger.README]["summary"]).split())
+    assert "0 of 2 scenarios held in every run that decided, 1 did not hold in a run or more: baseline (1 of 2)," in readme
+    assert "1 not run yet under their current prediction" in readme
+    # A block is replaced between its two lines, and a document without them is an error naming it.
+    begin, end = ledger.BEGIN.format(name="summary"), ledger.END.format(name="summary")
+    text = f"# Doc\n{begin}\nold figures\n{end}\nafter\n"
+    assert ledger.fill(text, "summary", ["new"], tmp_path / "doc.md") == f"# Doc\n{begin}\nnew\n{end}\nafter\n"
+    with pytest.raises(ValueError, match="doc.md: needs one line"):
+        ledger.fill("# Doc\n", "summary", ["new"], tmp_path / "doc.md")
+    # The command: --check against another ledger shows the difference, exits 1 and writes nothing.
+    before = ledger.README.read_text()
+    assert cli.main(["ledger", "--ledger", str(book), "--check"]) == 1
+    out = capsys.readouterr()
+    assert "README.md from the ledger" in out.out and "ledger --write" in out.err
+    assert ledger.README.read_text() == before

@@ -43,13 +43,13 @@ def line(folder, variant, key, value):
 def test_a_dependency_in_liveness_run_of_the_old_scenario_fails_the_prediction_derived_since():
     # The fixture is a run of the scenario before 2026-11-28 (a downstream stopped with its preStop and
     # drain, back at +200 s); the file's prediction now is the one derived for the crash and the return at
-    # +110 s, and this run breaks it where the file's measured says the old one raced.
+    # +110 s, and this run breaks it where the old one raced (ledger/dependency-in-liveness/before-the-ledger.md).
     result = judge.judge_scenario(scenario("dependency-in-liveness"), FIXTURES / "lab-dependency-in-liveness")
     got = lines(result)
     assert got["reactive", "restarted_pods"].held and got["reactive", "restarted_pods"].measured == "2 of 2"
     assert got["virtual", "restarted_pods"].held
     # Not held: the first kill came 24.6 s after the crash, not 8-18 s: the force-deleted downstream kept
-    # serving its open connections through its preStop sleep (the scenario file's measured).
+    # serving its open connections through its preStop sleep (ledger/dependency-in-liveness/before-the-ledger.md).
     timing = got["reactive", "kill_timing"]
     assert timing.held is False and timing.measured == "24.6 s after it"
     assert timing.predicted.startswith("first kill 8-18 s after the first action (+31 s: downstream: replicas 0")

@@ -19,6 +19,7 @@ from recorded_release import RecordedApi, RecordedHelm, release_deployments, win
 
 from liveness_lab.base import scenario
 from liveness_lab.base.kube import parse_time
+from liveness_lab.base.scenario import CATALOGUE
 from liveness_lab.locust_ext import ui_auth
 from liveness_lab.workshop import change, check, course, tab
 from liveness_lab.workshop.check import Release
@@ -78,7 +79,7 @@ def test_a_step_reads_its_scenario_with_the_labs_own_reader_and_a_mistake_there_
     folder = tmp_path / "scenarios"
     folder.mkdir()
     bad = folder / "tcp-probe.yaml"
-    bad.write_text((course.SCENARIOS / "tcp-probe.yaml").read_text().replace("restarts: 0", "restarts: lots", 1))
+    bad.write_text((CATALOGUE / "tcp-probe.yaml").read_text().replace("restarts: 0", "restarts: lots", 1))
     path = write_step(tmp_path, "my-step", GOOD)
     with pytest.raises(course.StepError) as e:
         course.load_step(path, folder)
@@ -159,7 +160,7 @@ def test_a_mistake_in_a_step_file_names_the_file_and_the_field(tmp_path, edit, f
 def test_a_scenario_whose_prediction_cannot_be_judged_live_is_refused_naming_its_file(tmp_path):
     scenarios = tmp_path / "scenarios"
     scenarios.mkdir()
-    text = (course.SCENARIOS / "patient-liveness.yaml").read_text()
+    text = (CATALOGUE / "patient-liveness.yaml").read_text()
     (scenarios / "patient-liveness.yaml").write_text(text)
     path = write_step(
         tmp_path,

@@ -7,6 +7,7 @@ the pinned one there). Run by `scripts/test.sh docs`; no cluster needed.
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,12 @@ def test_chart_accepts_shown_set(set_value):
 def test_the_docs_show_what_these_tests_read():
     """A pattern that stopped matching (the docs reworded) would leave the tests above with nothing to check."""
     assert len(SCRIPTS) >= 5 and len(SETTINGS) >= 5 and len(SETS) >= 3, (SCRIPTS, SETTINGS, SETS)
+
+
+def test_the_labs_tables_and_the_readmes_figures_are_what_the_ledger_generates():
+    """docs/lab.md's tables and the README's lab figures are generated from the ledger (locust/ledger/):
+    `python -m liveness_lab.lab ledger --check` shows where a document differs, and the fix is `--write`."""
+    done = subprocess.run(
+        [sys.executable, "-m", "liveness_lab.lab", "ledger", "--check"], cwd=REPO / "locust", capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"

@@ -29,8 +29,8 @@ A scenario file holds data only (adding one needs no code):
     predict:                       # per swarmed variant, in the vocabulary of PREDICTIONS below
       blocking: {restarts: ">=1", kill_reason: liveness, kill_timing: from-settings}
       reactive: {restarts: 0, failures: 0}
-    measured: >                    # what the cluster did where it differed from the first prediction,
-      ...                          # and why, with the evidence (the measurement wins)
+
+What a run measured is not the file's: every judged run is a record in the lab's ledger (locust/ledger/).
 
 Every mistake stops the load with a ScenarioError naming the file and the field.
 
@@ -39,6 +39,7 @@ Usage (from locust/): python -m liveness_lab.lab --help
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,9 +151,10 @@ TOP_KEYS = {
     "actions",
     "kubelet",
     "predict",
-    "measured",
     "race",
 }
+# Keys a scenario file once had, and where what they held is now.
+GONE_KEYS = {"measured": "a run's results are kept in the lab's ledger (locust/ledger/), not in the scenario file"}
 # An action (lab.actions): `at` seconds after the load start, what it changes on `target`'s Deployment: its
 # `replicas` (with `grace`, the pods a scale to 0 removes are deleted with that grace period in seconds: 0 is
 # a force deletion, the pods gone from the API and their Service at once, while the kubelet still stops each
@@ -224,9 +226,16 @@ class Action:
 # What a prediction's digest covers (Scenario.digest): the experiment and its judgement, not the prose. The
 # race's `why` is prose; its predictions and runs are not.
 DIGEST_FIELDS = ("values", "variants", "load", "actions", "kubelet", "predict", "race")
-# The catalogue's folder (in the Locust image too); its baseline is the demo's claim (report.verdict).
+# The catalogue's folder: beside the lab's code; the Locust image copies the files alone (data, not the
+# lab's code, which it does not ship) and names their folder with CATALOGUE_ENV (locust/Dockerfile).
 CATALOGUE = Path(__file__).resolve().parent.parent / "lab" / "scenarios"
-BASELINE = CATALOGUE / "baseline.yaml"
+CATALOGUE_ENV = "LIVENESS_LAB_SCENARIOS"
+# The scenario whose prediction is the demo's claim (report.verdict).
+BASELINE = "baseline.yaml"
+
+
+def catalogue_folder(environ=os.environ) -> Path:
+    return Path(environ.get(CATALOGUE_ENV) or CATALOGUE)
 
 
 @dataclass(frozen=True)
@@ -241,7 +250,6 @@ class Scenario:
     predict: dict[str, dict]
     values: dict = field(default_factory=dict)
     setting: str = ""
-    measured: str = ""
     order: int = 100
     quick: bool = False
     storm: bool = False
@@ -257,7 +265,7 @@ class Scenario:
     def digest(self) -> str:
         """The prediction's version: 12 hex digits of a SHA-256 over everything in the file that decides a run
         and its judgement, as canonical JSON (DIGEST_FIELDS; not the prose: title, lesson, setting, sources,
-        measured, order). Any edit to them is a new version, counted from 0 of 0 (lab.ledger)."""
+        order). Any edit to them is a new version, counted from 0 of 0 (lab.ledger)."""
         decided = {name: getattr(self, name) for name in DIGEST_FIELDS}
         decided["actions"] = [a.to_json() for a in self.actions]
         decided["race"] = (
@@ -442,9 +450,10 @@ def check_needs(path, where: str, key: str, value, actions: list[Action], varian
         raise ScenarioError(path, f"{where}.{key}", f"needs an action that raises {variant}'s replicas (its new pods are what it counts)")
 
 
-def read_map(path: Path, top_keys: set, required, error=ScenarioError) -> dict:
+def read_map(path: Path, top_keys: set, required, error=ScenarioError, gone: dict | None = None) -> dict:
     """A YAML file of the lab's kind (a scenario, a workshop step): named in lowercase letters, digits and
-    dashes, a map of TOP_KEYS with the REQUIRED ones; a mistake is ERROR (ScenarioError) naming the field."""
+    dashes, a map of TOP_KEYS with the REQUIRED ones; a mistake is ERROR (ScenarioError) naming the field,
+    a key of GONE's saying where what it held is now."""
     if not NAME.match(path.stem):
         raise error(path, "file name", "must be lowercase letters, digits and dashes, e.g. tcp-probe.yaml")
     try:
@@ -454,6 +463,8 @@ def read_map(path: Path, top_keys: set, required, error=ScenarioError) -> dict:
     if not isinstance(data, dict):
         raise error(path, "top level", "must be a map of the keys " + ", ".join(sorted(top_keys)))
     for key in data:
+        if key in (gone or {}):
+            raise error(path, key, f"no longer a key of this file: {gone[key]}")
         if key not in top_keys:
             raise error(path, key, f"unknown key; known: {', '.join(sorted(top_keys))}")
     for key in sorted(set(required) - set(data)):
@@ -478,8 +489,8 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
     there a scenario about another variant still loads, and the workshop's check says so)."""
     path = Path(path)
     name = path.stem
-    data = read_map(path, TOP_KEYS, REQUIRED)
-    for key in ("title", "lesson", "setting", "measured"):
+    data = read_map(path, TOP_KEYS, REQUIRED, gone=GONE_KEYS)
+    for key in ("title", "lesson", "setting"):
         if key in data and not (isinstance(data[key], str) and data[key].strip()):
             raise ScenarioError(path, key, "must be a non-empty text")
     sources = data["sources"]
@@ -548,7 +559,6 @@ def load_scenario(path, known: dict | None = VARIANTS) -> Scenario:
         predict=predict,
         values=values,
         setting=data.get("setting", "").strip(),
-        measured=" ".join(data.get("measured", "").split()),
         order=order,
         quick=quick,
         storm=storm,

@@ -9,9 +9,12 @@ repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts
     python -m liveness_lab.lab matrix LAB-FOLDER              matrix.md and matrix.html over every lab.json below it
     python -m liveness_lab.lab ledger [--ledger DIR] [--only a,b] per scenario, its runs in the ledger (locust/ledger/)
                                                  under its current prediction, and under each earlier one
+    python -m liveness_lab.lab ledger --write | --check       the ledger's tables in docs/lab.md and its figures in
+                                                 README.md: write them, or exit 1 showing where they differ
 """
 
 import argparse
+import difflib
 import sys
 
 from liveness_lab.base import LAB_GROUPS
@@ -19,6 +22,28 @@ from liveness_lab.base.scenario import ScenarioError
 from liveness_lab.report.predictions import EXIT
 
 from . import catalogue, judge, ledger, matrix
+
+
+def write_documents(folder, check: bool) -> int:
+    """ledger --write / --check: the documents' generated blocks (ledger.documents)."""
+    try:
+        docs = ledger.documents(ledger.load(folder), catalogue.load_catalogue())
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
+    stale = [path for path, (now, new) in docs.items() if now != new]
+    for path in stale:
+        now, new = docs[path]
+        if check:
+            name = str(path.relative_to(ledger.ROOT))
+            sys.stdout.writelines(difflib.unified_diff(now.splitlines(True), new.splitlines(True), name, f"{name} from the ledger"))
+        else:
+            path.write_text(new)
+            print(f"wrote {path}", file=sys.stderr)
+    if check and stale:
+        print("error: the documents above differ from the ledger: python -m liveness_lab.lab ledger --write", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv=None) -> int:
@@ -39,6 +64,9 @@ def main(argv=None) -> int:
     p = sub.add_parser("ledger")
     p.add_argument("--ledger", default=None)
     p.add_argument("--only", default="")
+    done = p.add_mutually_exclusive_group()
+    done.add_argument("--write", action="store_true", help="write the ledger's tables and figures into docs/lab.md and README.md")
+    done.add_argument("--check", action="store_true", help="exit 1, with the difference, where those documents differ from them")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
@@ -54,6 +82,8 @@ def main(argv=None) -> int:
             return 0
         if args.command == "ledger":
             only = [n.strip() for n in args.only.split(",") if n.strip()]
+            if args.write or args.check:
+                return write_documents(args.ledger, args.check)
             print("\n".join(ledger.report(ledger.load(args.ledger), catalogue.load_catalogue(only=only))))
             return 0
         if args.command == "matrix":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from liveness_lab.base import ROOT
 from liveness_lab.base.scenario import Scenario
 from liveness_lab.report.predictions import Line
 
-from . import judge
+from . import catalogue, judge
 
 LEDGER = ROOT / "locust" / "ledger"
 LEDGER_ENV = "LIVENESS_LAB_LEDGER"  # another folder (tests, a scratch pass)
@@ -155,4 +156,124 @@ def report(records: list[dict], scenarios: list[Scenario]) -> list[str]:
         if (race := race_text(current, s)) is not None:
             out.append(f"  {race}")
         out += [f"  earlier prediction [{v.digest}]: {v.text()}" for v in earlier]
+    return out
+
+
+# The documents' generated blocks: each between a BEGIN and an END line, written by `ledger --write` and
+# checked by `ledger --check` (scripts/tests/test_docs.py): a table or a figure that differs from what the
+# ledger gives is a test failure, never an edit by hand.
+BEGIN = "<!-- ledger: {name} (python -m liveness_lab.lab ledger --write writes this block; do not edit it) -->"
+END = "<!-- /ledger: {name} -->"
+LAB_DOC = ROOT / "docs" / "lab.md"
+README = ROOT / "README.md"
+# A cell shows this many of a version's runs, the latest.
+SHOWN_RUNS = 5
+OUTCOME_WORDS = {judge.HELD: "held", judge.NOT_HELD: "**not held**", judge.CANNOT_TELL: "cannot tell"}
+
+
+def short(measured: str) -> str:
+    """A line's measured value without its detail: "2 (hm9lj 2; first ...)" -> "2"."""
+    return measured.split(" (")[0].split("; ")[0]
+
+
+def measured_cell(runs: list[dict]) -> str:
+    """Per prediction, its measured value run by run (the latest SHOWN_RUNS), a value that did not hold in
+    bold; then each run's date, outcome, Kubernetes release and how busy the machine was."""
+    runs = runs[-SHOWN_RUNS:]
+    keys: dict[tuple[str, str], str] = {}
+    for r in runs:
+        for x in r["lines"]:
+            keys.setdefault((x["variant"], x["key"]), x["predicted"])
+    parts = []
+    for (variant, key), predicted in keys.items():
+        values = []
+        for r in runs:
+            x = next((y for y in r["lines"] if (y["variant"], y["key"]) == (variant, key)), None)
+            value = "-" if x is None else short(x["measured"])
+            values.append(f"**{value}**" if x is not None and x["state"] == judge.NOT_HELD else value)
+        race = " (race)" if any(f"{variant} {key}" in r["race"] for r in runs) else ""
+        said = f"{values[0]} in each" if len(values) > 1 and len(set(values)) == 1 else " / ".join(values)
+        parts.append(f"{variant} {key} {predicted}{race}: {said}")
+    runs_said = " / ".join(
+        f"{(r.get('startedUtc') or '?')[:10]} {OUTCOME_WORDS[r['outcome']]}, {r.get('kubernetes') or '?'}, "
+        f"{'?' if r.get('busyPct') is None else round(r['busyPct'])} % busy"
+        for r in runs
+    )
+    return "; ".join(parts) + f". Runs: {runs_said}"
+
+
+def scenario_row(records: list[dict], s: Scenario) -> str:
+    current, earlier = versions(records, s)
+    link = f"[{s.name}](../locust/liveness_lab/lab/scenarios/{s.name}.yaml)"
+    tally = current.text() if current.runs or current.uncounted else "not run yet"
+    if (race := race_text(current, s)) is not None:
+        tally += f"; {race}"
+    tally += "".join(f"; earlier prediction `{v.digest}`: {v.text()}" for v in earlier)
+    measured = measured_cell(current.runs) if current.runs else ""
+    return f"| {link}: {s.title} | `{current.digest}` | {tally} | {measured} |"
+
+
+def table(records: list[dict], scenarios: list[Scenario]) -> list[str]:
+    return [
+        "| scenario | prediction | runs under it | measured, run by run (the latest five) |",
+        "|---|---|---|---|",
+        *(scenario_row(records, s) for s in scenarios),
+    ]
+
+
+def summary(records: list[dict], scenarios: list[Scenario]) -> list[str]:
+    """The README's lines: how the current predictions fared, from the ledger."""
+    held, failed, unknown, waiting, runs = [], [], [], [], 0
+    for s in scenarios:
+        current, _ = versions(records, s)
+        runs += len(current.runs)
+        if not current.runs:
+            waiting.append(s.name)
+        elif current.count(judge.NOT_HELD):
+            failed.append(f"{s.name} ({current.count(judge.NOT_HELD)} of {len(current.runs)})")
+        elif current.count(judge.HELD):
+            held.append(s.name)
+        else:
+            unknown.append(s.name)
+    dates = sorted(r["startedUtc"][:10] for r in records if r.get("startedUtc"))
+    span = f", {dates[0]} to {dates[-1]}" if dates else ""
+    text = (
+        f"- **Under the predictions in force** ([the ledger](locust/ledger/README.md), {runs} counted runs{span}): "
+        f"{len(held)} of {len(scenarios)} scenarios held in every run that decided, "
+        f"{len(failed)} did not hold in a run or more{': ' + ', '.join(failed) if failed else ''}, "
+        f"{len(unknown)} could not tell, {len(waiting)} not run yet under their current prediction "
+        "([the tables](docs/lab.md#the-ledger-every-scenario-under-its-current-prediction))."
+    )
+    return textwrap.wrap(text, width=106, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
+
+
+def blocks(records: list[dict], scenarios: list[Scenario]) -> dict[Path, dict[str, list[str]]]:
+    """Per document, its generated blocks by name."""
+    groups = {
+        "remedies-webflux": [s for s in scenarios if not s.storm and not catalogue.in_group(s, "servlet")],
+        "remedies-servlet": [s for s in scenarios if not s.storm and catalogue.in_group(s, "servlet")],
+        "storms": [s for s in scenarios if s.storm],
+    }
+    return {LAB_DOC: {name: table(records, chosen) for name, chosen in groups.items()}, README: {"summary": summary(records, scenarios)}}
+
+
+def fill(text: str, name: str, lines: list[str], path: Path) -> str:
+    """TEXT with its block NAME replaced by LINES; an error naming PATH when the block is missing."""
+    begin, end = BEGIN.format(name=name), END.format(name=name)
+    if text.count(begin) != 1 or text.count(end) != 1:
+        raise ValueError(f"{path}: needs one line '{begin}' and one '{end}' to hold the ledger's {name}")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return head + begin + "\n" + "\n".join(lines) + "\n" + end + tail
+
+
+def documents(records: list[dict], scenarios: list[Scenario]) -> dict[Path, tuple[str, str]]:
+    """Per document, (its text now, its text with the ledger's blocks)."""
+    out = {}
+    for path, named in blocks(records, scenarios).items():
+        now = path.read_text()
+        new = now
+        for name, lines in named.items():
+            new = fill(new, name, lines, path)
+        out[path] = (now, new)
     return out

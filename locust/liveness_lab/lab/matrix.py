@@ -212,7 +212,7 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
         "",
         f"Lab run {folder.name}, matrix written {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. "
         "Each row: the scenario's prediction (locust/liveness_lab/lab/scenarios/<name>.yaml), what the cluster did, and how often "
-        "the prediction held. The measurement wins: where a row does not hold, the scenario file's `measured` says why.",
+        "the prediction held. The measurement wins: a row that does not hold stays so in the ledger (locust/ledger/).",
         "",
         "| scenario | stack | setting | predicted | measured (first run) | outcome | time per run | plot | reports |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -229,11 +229,9 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
     details = []
     for r in rows:
         notes = [m for _, j in r.runs for m in missed(j)]
-        if notes or (r.scenario and r.scenario.measured):
+        if notes:
             details += ["", f"## {r.name}" + (f" on Kubernetes {r.kubernetes}" if r.kubernetes else ""), ""]
             details += [f"- {n}" for n in notes]
-            if r.scenario and r.scenario.measured:
-                details.append(f"- measured before (scenario file): {r.scenario.measured}")
     return "\n".join(lines + details) + "\n"
 
 
@@ -261,8 +259,6 @@ def render_html(rows: list[Row], folder: Path) -> str:
             image = f"<img alt='{esc(r.name)}' src='data:image/png;base64,{data}'>"
         reports = "<br>".join(f"<a href='{esc(f.name)}/report.html'>{esc(f.name)}</a> ({esc(j.outcome)})" for f, j in r.runs)
         notes = "".join(f"<li>{esc(n)}</li>" for _, j in r.runs for n in missed(j))
-        if s and s.measured:
-            notes += f"<li>measured before: {esc(s.measured)}</li>"
         race = "".join(f"<br><small>race: {esc(x)}</small>" for x in r.race())
         parts.append(
             f"<tr><td title='{lesson}'><b>{esc(r.name)}</b><br>{esc(s.title if s else '')}<br><small>{esc(s.setting if s else '')}"

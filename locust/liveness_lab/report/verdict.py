@@ -17,7 +17,7 @@ probe failures or restarts are never a reason for INCONCLUSIVE: they fail the cl
 from dataclasses import dataclass
 from functools import cache
 
-from liveness_lab.base.scenario import BASELINE, load_scenario
+from liveness_lab.base.scenario import BASELINE, catalogue_folder, load_scenario
 from liveness_lab.base.variants import mode_of
 
 from .facts import BLOCKING_MODES, NON_BLOCKING_MODES, RunData, RunFacts, run_facts
@@ -36,9 +36,10 @@ def side(variant: str) -> str | None:
 @cache
 def baseline_by_side() -> dict[str, dict]:
     """The baseline scenario's prediction per side of the claim (one variant each)."""
-    predict = load_scenario(BASELINE).predict
+    path = catalogue_folder() / BASELINE
+    predict = load_scenario(path, known=None).predict
     by_side = {side(v): p for v, p in predict.items()}
-    assert set(by_side) == set(SIDES) and len(predict) == 2, f"{BASELINE}: one variant per side of the claim, got {list(predict)}"
+    assert set(by_side) == set(SIDES) and len(predict) == 2, f"{path}: one variant per side of the claim, got {list(predict)}"
     return by_side
 
 

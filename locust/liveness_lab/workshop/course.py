@@ -42,15 +42,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from liveness_lab.base.scenario import NAME, Scenario, ScenarioError, read_map
+from liveness_lab.base.scenario import NAME, Scenario, ScenarioError, catalogue_folder, read_map
 from liveness_lab.base.scenario import load_scenario as load_scenario_file
 from liveness_lab.base.variants import VARIANTS
 
 STEPS = Path(__file__).resolve().parent / "steps"
-# The lab's scenario files: beside the lab's code on the host; the image copies the files alone (data, not
-# the lab's code, which the Locust image does not ship) and names them with LIVENESS_LAB_SCENARIOS.
-SCENARIOS = Path(__file__).resolve().parents[1] / "lab" / "scenarios"
-SCENARIOS_ENV = "LIVENESS_LAB_SCENARIOS"
 # The predictions a live check can judge while the swarm runs (workshop/check.py); the lab's `recovers`
 # needs the load stopped and a quiet period, which a participant's swarm does not have.
 LIVE_PREDICTIONS = (
@@ -118,10 +114,6 @@ class Step:
         }
 
 
-def scenarios_folder(environ=os.environ) -> Path:
-    return Path(environ.get(SCENARIOS_ENV) or SCENARIOS)
-
-
 def _text(path, data, key, required=True) -> str:
     value = data.get(key)
     if value is None and not required:
@@ -180,7 +172,7 @@ def load_step(path, scenarios: Path | None = None) -> Step:
         raise StepError(path, "order", f"{order!r} is not a whole number")
     if not (isinstance(data["scenario"], str) and NAME.match(data["scenario"])):
         raise StepError(path, "scenario", "must name a scenario of the lab (its file name without .yaml)")
-    scenario = load_scenario(scenarios or scenarios_folder(), data["scenario"], path)
+    scenario = load_scenario(scenarios or catalogue_folder(), data["scenario"], path)
     hints = data["hints"]
     if not (isinstance(hints, list) and hints and all(isinstance(h, str) and h.strip() for h in hints)):
         raise StepError(path, "hints", "must be a non-empty list of texts, shown one at a time")
