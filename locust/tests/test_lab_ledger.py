@@ -64,7 +64,13 @@ def test_a_judged_run_is_kept_as_one_small_record_and_an_edited_prediction_start
     book = tmp_path / "ledger"
     first = ledger.add(result, s, book)
     second = ledger.add(result, s, book)  # the same run twice: a second file, never an overwrite
-    assert first != second and first.parent == book / "baseline" and first.stat().st_size < 50 * 1024
+    assert first != second and first.parent == book / "baseline"
+    # The record and its recording: well under 50 KiB together, and the run judged again from it alone.
+    recording = first.with_suffix(ledger.ARCHIVE)
+    assert first.stat().st_size + recording.stat().st_size < 50 * 1024, recording.stat().st_size
+    assert recording.read_bytes() == second.with_suffix(ledger.ARCHIVE).read_bytes()  # the same files, the same bytes
+    again = ledger.rejudge(first, s)
+    assert (again.outcome, [x.text() for x in again.lines]) == (result.outcome, [x.text() for x in result.lines])
     rec = json.loads(first.read_text())
     assert (rec["digest"], rec["committed"], rec["outcome"], rec["kubernetes"]) == (s.digest, True, "held", result.kubernetes)
     assert rec["busyPct"] == pytest.approx(86, abs=1) and rec["startedUtc"].endswith("Z")
@@ -83,6 +89,15 @@ def test_a_judged_run_is_kept_as_one_small_record_and_an_edited_prediction_start
     ledger.add(result, s, book)
     current, _ = ledger.versions(ledger.load(book), s)
     assert "held 2 of 2 (1 run(s) of an uncommitted prediction, not counted)" in current.text()
+    # Every run judged again from its recording, as the command does: the same as recorded.
+    lines, differ = ledger.rejudge_all(book, [s])
+    assert differ == 0 and len(lines) == 3 and all(x.endswith("held, now held: the same") for x in lines), lines
+    # A record that its recording no longer gives (one of its lines edited here) is shown, and counted.
+    rec = json.loads(first.read_text())
+    rec["lines"][3]["measured"] = "edited"
+    first.write_text(json.dumps(rec))
+    lines, differ = ledger.rejudge_all(book, [s])
+    assert differ == 1 and any("DIFFERENT" in x for x in lines) and any("was: " in x and "edited" in x for x in lines)
 
 
 def test_the_command_line_prints_each_scenarios_tally_and_its_race_against_its_band(tmp_path, capsys):

@@ -368,12 +368,12 @@ def test_a_variant_whose_count_was_never_read_has_no_verdict(alone):
     )
 
 
-def test_a_run_recorded_before_the_counts_keeps_its_verdict_and_says_so(passing):
-    result = verdict.judge(passing)
+def test_a_timeline_without_the_service_counters_keeps_its_verdict_and_says_so(passing):
+    result = verdict.judge(passing)  # run-pass: the recorder did not scrape the service's counters yet
     assert result.verdict == "PASS" and result.facts.loads == {}
     assert result.facts.load_notes == [
-        "the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not compared "
-        "with what Locust offered"
+        "the timeline has no reading of the service's own counters (the recorder did not scrape them): the load the variants "
+        "saw is not compared with what Locust offered"
     ]
 
 

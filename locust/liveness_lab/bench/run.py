@@ -1056,7 +1056,7 @@ class Bench:
         raw = self.out / f"raw-{name}.bin"
         # CPU of this mode's JVM and of all the bench started (they share one CPU) from the first request
         # until the last answer or timeout: the JVM's cost per answer, and whether another JVM took CPU from
-        # this one (none since one runs at a time; the column stays for the runs recorded before).
+        # this one (none while one runs at a time, which the bench does: the column checks it).
         self.jcmd(pid, "JFR.start", "name=bench", "settings=profile", check=True)
         cpu0, all0, t0, overflows0 = cpu_ms(pid), cpu_ms(*all_pids), time.monotonic(), listen_overflows()
         url = f"http://127.0.0.1:{t.port}/api/work?latencyMs={s.latency_ms}"

@@ -11,6 +11,8 @@ repository's .venv; the lab itself runs as `python -m liveness_lab lab`, scripts
                                                  under its current prediction, and under each earlier one
     python -m liveness_lab.lab ledger --write | --check       the ledger's tables in docs/lab.md and its figures in
                                                  README.md: write them, or exit 1 showing where they differ
+    python -m liveness_lab.lab ledger --rejudge [--only a,b]  judge every recorded run again, now; exit 1 where one
+                                                 comes out other than its record says
 """
 
 import argparse
@@ -67,6 +69,7 @@ def main(argv=None) -> int:
     done = p.add_mutually_exclusive_group()
     done.add_argument("--write", action="store_true", help="write the ledger's tables and figures into docs/lab.md and README.md")
     done.add_argument("--check", action="store_true", help="exit 1, with the difference, where those documents differ from them")
+    done.add_argument("--rejudge", action="store_true", help="judge every run again from its recording; exit 1 where one differs")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
@@ -84,6 +87,10 @@ def main(argv=None) -> int:
             only = [n.strip() for n in args.only.split(",") if n.strip()]
             if args.write or args.check:
                 return write_documents(args.ledger, args.check)
+            if args.rejudge:
+                lines, differ = ledger.rejudge_all(args.ledger, catalogue.load_catalogue(only=only))
+                print("\n".join(lines))
+                return 1 if differ else 0
             print("\n".join(ledger.report(ledger.load(args.ledger), catalogue.load_catalogue(only=only))))
             return 0
         if args.command == "matrix":

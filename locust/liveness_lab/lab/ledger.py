@@ -8,16 +8,21 @@ theirs. A run counts for its version only when the scenario file was committed a
 change to the file against the run's commit: ``committed``); a run of an uncommitted prediction, or from a
 copy without git, is kept and shown, but counted for no version.
 
-One file per run, ``<ledger>/<scenario>/<load start, UTC>-<kubernetes release>.json``, a few KiB: the
+Two files per run, ``<ledger>/<scenario>/<load start, UTC>-<kubernetes release>.json``, a few KiB: the
 judgement (outcome, each prediction's line, why it could not tell, which lines are the race's), the
-figures the matrix shows, the digest, the commit, the Kubernetes release, how busy the machine was.
-``scripts/lab.sh`` adds one per run; ``python -m liveness_lab.lab ledger`` prints the tallies.
+figures the matrix shows, the digest, the commit, the Kubernetes release, how busy the machine was; and
+beside it ``.tar.xz``, the recording itself (RUN_FILES: run.json, the timeline, Locust's stats), some
+10-30 KiB, from which the run is judged again (``rejudge``). ``scripts/lab.sh`` adds one per run;
+``python -m liveness_lab.lab ledger`` prints the tallies.
 """
 
 from __future__ import annotations
 
 import json
+import lzma
 import subprocess
+import tarfile
+import tempfile
 import textwrap
 import time
 from dataclasses import dataclass, field
@@ -31,7 +36,10 @@ from . import catalogue, judge
 
 LEDGER = ROOT / "locust" / "ledger"
 LEDGER_ENV = "LIVENESS_LAB_LEDGER"  # another folder (tests, a scratch pass)
-FORMAT = 1
+FORMAT = 2  # 2: with the recording (ARCHIVE); the records of format 1 were given theirs once (2026-12-08)
+ARCHIVE = ".tar.xz"
+# What the recording keeps of a run's report folder: what report.facts.load_run reads.
+RUN_FILES = ("run.json", "timeline.jsonl", "locust_stats.csv", "locust_stats_history.csv", "locust_failures.csv")
 
 
 def committed(path: Path, commit: str | None) -> bool | None:
@@ -87,8 +95,32 @@ def add(result: judge.Judgement, scenario: Scenario, ledger: Path | None = None)
     while path.exists():
         n += 1
         path = path.with_name(f"{path.stem.split('.')[0]}.{n}.json")
+    rec["archive"] = path.with_suffix(ARCHIVE).name
+    archive(Path(result.folder), path.with_suffix(ARCHIVE))
     path.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
     return path
+
+
+def archive(folder: Path, path: Path) -> None:
+    """The run's recording (RUN_FILES of FOLDER) as one xz tarball at PATH, the same bytes for the same files."""
+
+    def plain(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.mtime, info.uid, info.gid, info.uname, info.gname, info.mode = 0, 0, 0, "", "", 0o644
+        return info
+
+    with tarfile.open(path, "w:xz", preset=9 | lzma.PRESET_EXTREME) as tar:
+        for name in RUN_FILES:
+            if (folder / name).is_file():
+                tar.add(folder / name, arcname=name, filter=plain)
+
+
+def rejudge(record_path: Path, scenario: Scenario) -> judge.Judgement:
+    """The run of the record at RECORD_PATH judged again, now, against SCENARIO's prediction, from its
+    recording (a scratch folder, removed after)."""
+    with tempfile.TemporaryDirectory(prefix="ledger-") as scratch:
+        with tarfile.open(Path(record_path).with_suffix(ARCHIVE), "r:xz") as tar:
+            tar.extractall(scratch, filter="data")
+        return judge.judge_scenario(scenario, scratch)
 
 
 def load(ledger: Path | None = None) -> list[dict]:
@@ -157,6 +189,27 @@ def report(records: list[dict], scenarios: list[Scenario]) -> list[str]:
             out.append(f"  {race}")
         out += [f"  earlier prediction [{v.digest}]: {v.text()}" for v in earlier]
     return out
+
+
+def rejudge_all(folder: Path | None, scenarios: list[Scenario]) -> tuple[list[str], int]:
+    """Every record of FOLDER with its recording and its scenario's current prediction, judged again: a line
+    per record, and how many now differ from their record (outcome or a line)."""
+    by_name, out, differ = {s.name: s for s in scenarios}, [], 0
+    for path in sorted((Path(folder) if folder is not None else LEDGER).glob("*/*.json")):
+        rec, s = json.loads(path.read_text()), by_name.get(path.parent.name)
+        name = f"{path.parent.name}/{path.name}"
+        if s is None or rec["digest"] != s.digest or not path.with_suffix(ARCHIVE).is_file():
+            why = "no such scenario" if s is None else "judged by an earlier prediction" if rec["digest"] != s.digest else "no recording"
+            out.append(f"{name}: {rec['outcome']}, not judged again ({why})")
+            continue
+        now = rejudge(path, s)
+        lines = [{k: x.to_json()[k] for k in ("variant", "key", "predicted", "measured", "state")} for x in now.lines]
+        same = now.outcome == rec["outcome"] and lines == rec["lines"]
+        differ += not same
+        changed = [f"    was: {a}\n    now: {b}" for a, b in zip(rec["lines"], lines, strict=False) if a != b]
+        out.append(f"{name}: {rec['outcome']}, now {now.outcome}: {'the same' if same else 'DIFFERENT'}")
+        out += changed
+    return out, differ
 
 
 # The documents' generated blocks: each between a BEGIN and an END line, written by `ledger --write` and

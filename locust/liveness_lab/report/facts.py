@@ -407,7 +407,7 @@ class VariantAnalysis:
     recovery_s: float | None
     kills: list[Kill] = field(default_factory=list)  # every kill, each once (counter and events merged)
     counter: dict = field(default_factory=dict)  # pod -> the probe counter's samples, where it was read
-    counter_error: str | None = None  # why the counter was not read (None: read, or the run predates it)
+    counter_error: str | None = None  # why the counter was not read (None: read, or the timeline has no reading)
 
     def since_start(self, times) -> float | None:
         return round(min(times) - self.phases.start, 1) if times else None
@@ -626,7 +626,7 @@ def load_allowance(offered: int, users: int) -> int:
 
 
 def records_metrics(timeline: list[dict]) -> bool:
-    """The timeline samples the service's own counters (recorded after the recorder learnt to)."""
+    """The timeline samples the service's own counters: its start says so, or a `metrics` record is in it."""
     return any(r["kind"] == "metrics" or (r["kind"] == "start" and r.get("metrics")) for r in timeline)
 
 
@@ -1048,7 +1048,7 @@ class RunFacts:
     actions: list[RecordedAction]
     disturbances: list[str]  # why the run says nothing, if it does not
     notes: list[str]  # what was not measured, and why
-    # Served vs offered per variant; empty for a timeline recorded before the recorder read the counts.
+    # Served vs offered per variant; empty for a timeline without the service's counters (records_metrics).
     loads: dict[str, ServedLoad] = field(default_factory=dict)
     load_notes: list[str] = field(default_factory=list)
     clocks: clock.ClockCheck | None = None
@@ -1110,8 +1110,8 @@ def run_facts(data: RunData) -> RunFacts:
         disturbed += more
     else:
         load_notes = [
-            "the timeline was recorded before the recorder read the service's own counters: the load the variants saw is not "
-            "compared with what Locust offered"
+            "the timeline has no reading of the service's own counters (the recorder did not scrape them): the load the "
+            "variants saw is not compared with what Locust offered"
         ]
     probes_error = next((r["message"] for r in data.timeline if r["kind"] == "error" and r.get("what") == "probes"), None)
     if probes_error:

@@ -103,9 +103,7 @@ class Line:
 
     @classmethod
     def from_json(cls, d: dict) -> "Line":
-        """A line of lab.json; one written before lines had a state says held: true, false or null."""
-        if "state" not in d:
-            d = {k: v for k, v in d.items() if k != "held"} | {"state": {True: HELD, False: NOT_HELD}.get(d.get("held"), NOT_MEASURED)}
+        """A line of lab.json."""
         return cls(**d)
 
 

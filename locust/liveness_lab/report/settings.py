@@ -88,7 +88,7 @@ class VariantSettings:
 
 
 def run_settings(run: dict) -> dict[str, VariantSettings] | None:
-    """Per variant, the settings run.json recorded; None for a run recorded before it did."""
+    """Per variant, the settings run.json recorded; None where it has none (the API did not answer)."""
     recorded = run.get("settings")
     if not isinstance(recorded, dict):
         return None
