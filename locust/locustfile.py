@@ -47,7 +47,7 @@ from locust import FastHttpUser, constant_throughput, events, task
 from liveness_lab.base import DEFAULT_LATENCY_MS, DEFAULT_RATE, DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_USERS_PER_VARIANT, ui_token, variants
 from liveness_lab.locust_ext import demo_shape as shape
 from liveness_lab.locust_ext import live_view, pods_tab, stats_history, swarm_guard, ui_auth
-from liveness_lab.workshop import tab as workshop_tab
+from liveness_lab.workshop import routes as workshop_routes
 
 if os.environ.get("LIVENESS_LAB_SHAPE") in ("demo", "offered"):
     # Only imported on request: a shape class in the module would replace the web UI's users/rate form,
@@ -114,7 +114,7 @@ def _tabs(environment, **_kwargs):
     # The per-second stats history a scripted run with --load cluster fetches (liveness_lab/locust_ext/stats_history.py).
     ticks = stats_history.install(environment)
     # The Workshop tab's steps and checks, on the same pods, events and stats history (liveness_lab/workshop/tab.py).
-    workshop_tab.install(environment, poller, ticks)
+    workshop_routes.install(environment, poller, ticks)
     propose_demo_load(environment)
 
 

@@ -21,7 +21,7 @@ from liveness_lab.base import scenario
 from liveness_lab.base.kube import parse_time
 from liveness_lab.base.scenario import CATALOGUE
 from liveness_lab.locust_ext import ui_auth
-from liveness_lab.workshop import change, check, course, tab
+from liveness_lab.workshop import change, check, course, routes, tab
 from liveness_lab.workshop.check import Release
 from liveness_lab.workshop.cluster import ApiError
 
@@ -644,7 +644,7 @@ def client(monkeypatch):
     environment.create_local_runner()
     environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
     ui_auth.install(environment, token="")  # the Origin check every route of the web UI has (no token: open)
-    w = tab.install(environment)
+    w = routes.install(environment)
     w._greenlet.kill()
     w.tick()
     yield environment.web_ui.app.test_client(), w
