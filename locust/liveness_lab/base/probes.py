@@ -88,30 +88,34 @@ def describe(probe: Probe | None, ports: dict | None = None) -> str:
     return probe.describe(ports) if probe else "none"
 
 
-def _service_container(pod: dict) -> dict | None:
-    containers = (pod.get("spec") or {}).get("containers") or []
+def service_container(obj: dict) -> dict | None:
+    """The service container of a pod or of a Deployment's pod template (API JSON): its first, as the chart
+    renders one; None where it has none."""
+    spec = obj.get("spec") or {}
+    spec = (spec.get("template") or {}).get("spec") or spec
+    containers = spec.get("containers") or []
     return containers[0] if containers else None
 
 
 def container_ports(pod: dict) -> dict:
     """The named ports of a pod's first container (API JSON): {"http": 8080, "management": 8081}."""
-    container = _service_container(pod) or {}
+    container = service_container(pod) or {}
     return {p["name"]: p.get("containerPort") for p in container.get("ports") or [] if p.get("name")}
 
 
 def container_env(pod: dict, name: str) -> str | None:
     """The literal value of environment variable NAME of a pod's first container (API JSON), if set so."""
-    container = _service_container(pod) or {}
+    container = service_container(pod) or {}
     return next((e.get("value") for e in container.get("env") or [] if e.get("name") == name), None)
 
 
 def container_probe(pod: dict, probe_type: str = "Liveness") -> Probe | None:
     """The probe of PROBE_TYPE (Liveness, Readiness, Startup) of a pod's first container (API JSON)."""
-    return Probe.from_spec((_service_container(pod) or {}).get(PROBE_FIELDS[probe_type]))
+    return Probe.from_spec((service_container(pod) or {}).get(PROBE_FIELDS[probe_type]))
 
 
 def container_liveness(pod: dict) -> str | None:
     """The described liveness probe of a pod's first container (API JSON), None when the spec has none."""
-    if _service_container(pod) is None:
+    if service_container(pod) is None:
         return None
     return describe(container_probe(pod), container_ports(pod))

@@ -160,7 +160,7 @@ GONE_KEYS = {"measured": "a run's results are kept in the lab's ledger (locust/l
 # a force deletion, the pods gone from the API and their Service at once, while the kubelet still stops each
 # container with its spec's grace, preStop included: kubernetes#110507, kubernetes#115819) or its
 # container's `env` (NAME: text sets it, NAME: null removes it: a rollout) or its container's `probe`
-# settings (liveness, readiness or startup: the PROBE_FIELDS given; in the Deployment's template, a rollout,
+# settings (liveness, readiness or startup: the PROBE_SETTINGS given; in the Deployment's template, a rollout,
 # or with `in_place: true` in its running pods, which only a cluster with in-place probe updates accepts:
 # KEP-6318, feature gate MutableContainerProbes, alpha in Kubernetes 1.38); `note` says what it stands for.
 # The target is a swarmed variant, or `downstream` when the scenario's values enable it.
@@ -168,7 +168,7 @@ ACTION_KEYS = {"at", "target", "replicas", "grace", "env", "probe", "in_place", 
 PROBE_KINDS = ("liveness", "readiness", "startup")
 # The probe settings an action may change, and their least value (the API's validation: a threshold of
 # at least 1, a delay of 0 or more); a liveness or startup probe's successThreshold must stay 1.
-PROBE_FIELDS = {"timeoutSeconds": 1, "periodSeconds": 1, "failureThreshold": 1, "successThreshold": 1, "initialDelaySeconds": 0}
+PROBE_SETTINGS = {"timeoutSeconds": 1, "periodSeconds": 1, "failureThreshold": 1, "successThreshold": 1, "initialDelaySeconds": 0}
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 MAX_REPLICAS = 10
 # kubelet: what the cluster's kubelets must run with for the scenario to mean anything, read from each
@@ -408,7 +408,7 @@ def check_actions(path, data: dict, variants: list[str], values: dict, load: dic
 
 
 def check_probe_change(path, where: str, a: dict) -> tuple[dict | None, bool]:
-    """An action's `probe` (PROBE_KINDS -> PROBE_FIELDS -> a whole number) and `in_place` (with probe only)."""
+    """An action's `probe` (PROBE_KINDS -> PROBE_SETTINGS -> a whole number) and `in_place` (with probe only)."""
     in_place = a.get("in_place", False)
     if "in_place" in a and not ("probe" in a and isinstance(in_place, bool)):
         raise ScenarioError(path, f"{where}.in_place", "goes with probe only: true (the running pods) or false (a rollout)")
@@ -421,12 +421,12 @@ def check_probe_change(path, where: str, a: dict) -> tuple[dict | None, bool]:
         if kind not in PROBE_KINDS:
             raise ScenarioError(path, f"{where}.probe.{kind}", f"unknown probe; known: {', '.join(PROBE_KINDS)}")
         if not (isinstance(fields, dict) and fields):
-            raise ScenarioError(path, f"{where}.probe.{kind}", f"must map settings ({', '.join(PROBE_FIELDS)}) to whole numbers")
+            raise ScenarioError(path, f"{where}.probe.{kind}", f"must map settings ({', '.join(PROBE_SETTINGS)}) to whole numbers")
         for name, value in fields.items():
-            if name not in PROBE_FIELDS:
-                raise ScenarioError(path, f"{where}.probe.{kind}.{name}", f"unknown setting; known: {', '.join(PROBE_FIELDS)}")
-            if not (whole(value) and value >= PROBE_FIELDS[name]):
-                raise ScenarioError(path, f"{where}.probe.{kind}.{name}", f"{value!r} is not a whole number from {PROBE_FIELDS[name]}")
+            if name not in PROBE_SETTINGS:
+                raise ScenarioError(path, f"{where}.probe.{kind}.{name}", f"unknown setting; known: {', '.join(PROBE_SETTINGS)}")
+            if not (whole(value) and value >= PROBE_SETTINGS[name]):
+                raise ScenarioError(path, f"{where}.probe.{kind}.{name}", f"{value!r} is not a whole number from {PROBE_SETTINGS[name]}")
             if name == "successThreshold" and kind != "readiness" and value != 1:
                 raise ScenarioError(path, f"{where}.probe.{kind}.{name}", f"must be 1 for a {kind} probe (the API refuses any other)")
     return {kind: dict(fields) for kind, fields in probe.items()}, in_place

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from liveness_lab.base import coordinates, ui_token
 from liveness_lab.base.kube import parse_time  # noqa: F401  (named here for the tests)
+from liveness_lab.base.probes import service_container
 from liveness_lab.base.settle import settle_problems  # noqa: F401  (in base: the Locust master's workshop reads it too)
 from liveness_lab.base.variants import COMPONENT_LABEL, VARIANTS
 from liveness_lab.report.settings import settings_by_variant
@@ -43,8 +44,8 @@ class ReleaseDefaults:
 
 
 def _env_of(deployment: dict) -> dict:
-    containers = deployment["spec"]["template"]["spec"].get("containers") or [{}]
-    return {e["name"]: e.get("value") for e in containers[0].get("env") or [] if "value" in e}
+    container = service_container(deployment) or {}
+    return {e["name"]: e.get("value") for e in container.get("env") or [] if "value" in e}
 
 
 def defaults_from_deployments(deployments: dict) -> ReleaseDefaults:
@@ -201,7 +202,7 @@ class ClusterApi:
         on a pod of the release with a liveness probe passes (its timeout one second longer, nothing kept),
         else the API server's reason (422 on a release without MutableContainerProbes)."""
         for pod in self.pods().get("items", []):
-            probe = pod["spec"]["containers"][0].get("livenessProbe")
+            probe = (service_container(pod) or {}).get("livenessProbe")
             if probe and pod["status"].get("phase") == "Running":
                 break
         else:

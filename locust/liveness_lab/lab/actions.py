@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from liveness_lab.base.console import LOG
+from liveness_lab.base.probes import service_container
 from liveness_lab.base.scenario import Action
 from liveness_lab.base.variants import fullname
 from liveness_lab.demo.release import ApiUnavailable
@@ -50,12 +51,12 @@ class Touched:
 
 
 def container_env(deployment: dict) -> list[dict]:
-    return list(deployment["spec"]["template"]["spec"]["containers"][0].get("env") or [])
+    return list((service_container(deployment) or {}).get("env") or [])
 
 
-def probes_of(spec: dict) -> dict:
-    """The first container's probes in a pod spec, by kind (liveness, readiness, startup)."""
-    container = spec["containers"][0]
+def probes_of(obj: dict) -> dict:
+    """The service container's probes of a pod or a Deployment, by kind (liveness, readiness, startup)."""
+    container = service_container(obj) or {}
     return {kind: dict(container[f"{kind}Probe"]) for kind in ("liveness", "readiness", "startup") if container.get(f"{kind}Probe")}
 
 
@@ -155,7 +156,7 @@ class ActionRunner:
         deployment = self.api.deployment(name)
         if target not in self.touched:
             spec = deployment["spec"]
-            self.touched[target] = Touched(spec.get("replicas", 1), container_env(deployment), probes_of(spec["template"]["spec"]))
+            self.touched[target] = Touched(spec.get("replicas", 1), container_env(deployment), probes_of(deployment))
         return deployment
 
     def perform(self, index: int, action: Action, started: float) -> bool:
@@ -175,7 +176,7 @@ class ActionRunner:
                     pods = [p for p in self.api.component_pods(action.target) if not p["metadata"].get("deletionTimestamp")]
                     for pod in pods:
                         pod_name = pod["metadata"]["name"]
-                        self.pods_changed.setdefault(pod_name, probes_of(pod["spec"]))
+                        self.pods_changed.setdefault(pod_name, probes_of(pod))
                         for kind, changes in action.probe.items():
                             self.api.set_probe(pod_name, kind, changes, pod=True)
                     fields["pods"] = sorted(p["metadata"]["name"] for p in pods)
@@ -222,7 +223,7 @@ class ActionRunner:
             if now["spec"].get("replicas", 1) != before.replicas:
                 self.api.scale_deployment(name, before.replicas)
                 said.append(f"{name}: replicas put back to {before.replicas}")
-            for kind, back in put_back(before.probes, probes_of(now["spec"]["template"]["spec"]), before.probes).items():
+            for kind, back in put_back(before.probes, probes_of(now), before.probes).items():
                 self.api.set_probe(name, kind, back)
                 said.append(f"{name}: {kind} probe put back")
         self.touched = {}
@@ -232,7 +233,7 @@ class ActionRunner:
         for pod_name, before in self.pods_changed.items():
             if pod_name not in running:
                 continue  # replaced since: its Deployment's template made the new one
-            for kind, back in put_back(before, probes_of(running[pod_name]["spec"]), before).items():
+            for kind, back in put_back(before, probes_of(running[pod_name]), before).items():
                 self.api.set_probe(pod_name, kind, back, pod=True)
                 said.append(f"pod {pod_name}: {kind} probe put back in place")
         self.pods_changed = {}

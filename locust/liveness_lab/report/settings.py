@@ -14,7 +14,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from liveness_lab.base.probes import Probe
+from liveness_lab.base.probes import Probe, service_container
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
 # Reactor Netty's event-loop count, when the JVM is told one (otherwise max(CPUs, 4): docs/sources.md,
@@ -31,7 +31,7 @@ def event_loops(java_tool_options: str | None) -> int | None:
 def deployment_settings(deployment: dict) -> dict:
     """The settings of one Deployment's first container (the service)."""
     spec = deployment["spec"]
-    container = spec["template"]["spec"]["containers"][0]
+    container = service_container(deployment) or {}
     env = {e["name"]: e.get("value") for e in container.get("env", []) if "value" in e}
     return {
         "replicas": spec.get("replicas", 1),

@@ -7,7 +7,7 @@ image. Fields the API server fills in with defaults are left out, so a container
 equal to one rendered by the chart.
 """
 
-from liveness_lab.base.probes import Probe, describe
+from liveness_lab.base.probes import Probe, describe, service_container
 
 PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 
@@ -43,8 +43,8 @@ def differences(expected: dict, live: dict) -> list[str]:
 
 
 def container_of(deployment: dict) -> dict:
-    """The service container of a Deployment (API JSON): its first, as the chart renders one."""
-    return (deployment["spec"]["template"]["spec"].get("containers") or [{}])[0]
+    """The service container of a Deployment (API JSON), {} where it has none (base.probes.service_container)."""
+    return service_container(deployment) or {}
 
 
 def containers(objects: list[dict], component_label: str = "app.kubernetes.io/component") -> dict[str, dict]:
