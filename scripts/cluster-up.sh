@@ -203,6 +203,14 @@ decide_kubectl() {
 kubectl_deferred() { [ "$KUBECTL_DEFERRED" = 1 ]; }
 
 # describe_kubectl: the plan's kubectl line.
+# describe_kubelet: whether this release's kubelet carries kubernetes#141155 (versions.env).
+describe_kubelet() {
+  case ",$KUBELET_STARTUP_REGRESSION," in
+    *",$KUBERNETES_VERSION,"*) echo "$KUBERNETES_VERSION carries kubernetes#141155: a container restarted after a liveness kill is probed for liveness before its startup probe passes (docs/kubernetes-versions.md)" ;;
+    *) echo "$KUBERNETES_VERSION: without kubernetes#141155 (fixed in v1.38.0-beta.0)" ;;
+  esac
+}
+
 describe_kubectl() {
   if kubectl_deferred; then echo "$KUBERNETES_VERSION: built with the node image's Kubernetes"; else describe_tool kubectl; fi
 }
@@ -226,6 +234,7 @@ print_plan() {
   cat <<EOF
 plan for kind cluster '$KIND_CLUSTER_NAME' (Kubernetes $KUBERNETES_VERSION)
   kubernetes:    $KUBERNETES_VERSION ($LL_KUBERNETES_FROM; supported: $(ll_kubernetes_supported))
+  kubelet:       $(describe_kubelet)
   mode:          $MODE ($MODE_REASON)
   docker:        $(describe_docker)
   kind:          $(describe_tool kind)

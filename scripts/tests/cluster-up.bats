@@ -187,6 +187,11 @@ minor_pin() {
       assert_output --partial "node image:    $LOCAL_NODE_IMAGE:$release-kind (built here by kind $KIND_VERSION: kind build node-image --type release $release"
     fi
     assert_output --regexp "kubectl: +$release: download https://dl.k8s.io/release/$release/bin/"
+    if [[ ,$KUBELET_STARTUP_REGRESSION, == *",$release,"* ]]; then
+      assert_output --partial "kubelet:       $release carries kubernetes#141155: a container restarted after a liveness kill"
+    else
+      assert_output --partial "kubelet:       $release: without kubernetes#141155"
+    fi
     run plan no --kubernetes-version "v$minor"
     assert_success
     assert_output --partial "node image:    $LOCAL_NODE_IMAGE:$release (built here: Kubernetes $release"
