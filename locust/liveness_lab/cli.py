@@ -87,10 +87,10 @@ the ledger, locust/ledger/ (LIVENESS_LAB_LEDGER: another folder), counted per ve
 prediction (python -m liveness_lab.lab ledger). Ctrl-C or an error restores the release first.
 
 Adding a scenario needs no code: a new file in locust/liveness_lab/lab/scenarios/ (its header says what goes in it;
-`python -m liveness_lab.lab check` from locust/ checks them all). The catalogue: 39 scenarios, 20 remedies
-(12 on WebFlux, 8 on Tomcat) and 19 restart storms (16 on WebFlux, 1 on Tomcat, 2 on both). A run is a rollout, the load (ramp + hold +
+`python -m liveness_lab.lab check` from locust/ checks them all). The catalogue: 40 scenarios, 20 remedies
+(12 on WebFlux, 8 on Tomcat) and 20 restart storms (17 on WebFlux, 1 on Tomcat, 2 on both). A run is a rollout, the load (ramp + hold +
 quiet), the report, the rollback: the load plus about 1.5 minutes (82 s measured on 2 cores), 2 for a storm
-(130 s: its actions' rollouts and recoveries). A whole pass about 186 minutes here (201 on a cluster with the
+(130 s: its actions' rollouts and recoveries). A whole pass about 192 minutes here (207 on a cluster with the
 short back-off cap, where backoff-cap-short runs too; probe-fix-in-place, 4 more, runs only where the API
 server takes probe changes in running pods: Kubernetes 1.38 with MutableContainerProbes); the lab prints its
 own estimate as it starts.
@@ -187,16 +187,9 @@ scripts/bench.sh).
 
 
 def add_bench(sub) -> argparse.ArgumentParser:
-    from liveness_lab.bench.run import (
-        CLIENTS,
-        DEFAULT_HELD,
-        DEFAULT_SCENARIOS,
-        HOLD_LATENCY_MS,
-        QUICK_HELD,
-        QUICK_SCENARIOS,
-        held_counts,
-        scenarios,
-    )
+    from liveness_lab.bench.load import CLIENTS
+    from liveness_lab.bench.memory import DEFAULT_HELD, HOLD_LATENCY_MS, QUICK_HELD, held_counts
+    from liveness_lab.bench.scenario import DEFAULT_SCENARIOS, QUICK_SCENARIOS, scenarios
 
     fmt = argparse.RawDescriptionHelpFormatter
     b = sub.add_parser(
@@ -394,8 +387,8 @@ def parser(prog_demo: str = "scripts/demo.sh", prog_lab: str = "scripts/lab.sh",
         "--group",
         choices=LAB_GROUPS,
         default=None,
-        help="only one group: the 19 restart storms (~137 min), the 20 remedies (~68 min), or the scenarios of "
-        "one stack (webflux 28, ~160 min; servlet 9, ~35 min)",
+        help="only one group: the 20 restart storms (~143 min), the 20 remedies (~68 min), or the scenarios of "
+        "one stack (webflux 29, ~165 min; servlet 9, ~35 min)",
     )
     lab.add_argument(
         "--repeat",

@@ -1,4 +1,4 @@
-"""The benchmark's logic (liveness_lab/bench/run.py, bench/report.py; scripts/bench.sh execs it): flags, scenarios,
+"""The benchmark's logic (liveness_lab/bench/: run.py and the modules beside it; scripts/bench.sh execs it): flags, scenarios,
 modes from the variant table, the one-bench lock, what it reads from /proc and the JDK's tools, and the
 report built from a recorded run (fixtures/bench/: a `scripts/bench.sh --quick` of the bash bench, with the
 table.md, memory.md and cpu.md it wrote), and --memory's histograms, JFR samples and report (fixtures/bench-memory/).
@@ -17,10 +17,13 @@ import yaml
 from conftest import FIXTURES, LOCUST_DIR, REPO
 
 from liveness_lab.base.exits import SETUP, SetupError
-from liveness_lab.bench import heap
+from liveness_lab.bench import heap, host, jvm, load, scenario
 from liveness_lab.bench import report as bench_report
 from liveness_lab.bench import run as bench
-from liveness_lab.bench.run import BenchLock, Scenario, resolve_modes, scenarios
+from liveness_lab.bench.host import BenchLock
+from liveness_lab.bench.progress import Display
+from liveness_lab.bench.run import resolve_modes
+from liveness_lab.bench.scenario import Scenario, scenarios
 from liveness_lab.cli import parse
 
 RECORDED = FIXTURES / "bench"
@@ -101,7 +104,7 @@ def test_quick_sets_smaller_defaults_and_flags_given_override_them():
     o = bench.options(parse(["bench", "--quick", "--duration", "7", "--idle-connections", "0", "--scenarios", "500:50"]))
     assert (o.duration, o.idle_connections, o.scenarios) == (7, 0, [Scenario(500, 50)])
     o = bench.options(parse(["bench"]))
-    assert (o.duration, o.idle_connections, o.scenarios) == (20, 10000, scenarios(bench.DEFAULT_SCENARIOS))
+    assert (o.duration, o.idle_connections, o.scenarios) == (20, 10000, scenarios(scenario.DEFAULT_SCENARIOS))
 
 
 def test_the_measured_runs_use_the_open_loop_client_unless_vegeta_is_asked_for():
@@ -135,7 +138,7 @@ def test_an_unknown_mode_is_refused_naming_the_choices():
 
 def test_each_mode_has_its_port_and_the_baseline_its_own():
     known = ["blocking", "reactive", "offloaded", "virtual"]
-    ts = bench.targets(["virtual", "reactive"], known, REPO / "a.jar", ("1fb73c8", REPO / "b.jar"))
+    ts = jvm.targets(["virtual", "reactive"], known, REPO / "a.jar", ("1fb73c8", REPO / "b.jar"))
     assert [(t.name, t.label, t.port) for t in ts] == [
         ("virtual", "virtual", 19083),
         ("reactive", "reactive", 19081),
@@ -146,7 +149,7 @@ def test_each_mode_has_its_port_and_the_baseline_its_own():
 
 def test_the_floor_runs_from_the_test_classes_on_its_own_port():
     known = ["blocking", "reactive"]
-    ts = bench.targets(["reactive"], known, REPO / "a.jar", None, floor="/cp/test-classes:/cp/classes")
+    ts = jvm.targets(["reactive"], known, REPO / "a.jar", None, floor="/cp/test-classes:/cp/classes")
     assert [(t.name, t.port, t.jar, t.classpath) for t in ts] == [
         ("reactive", 19081, REPO / "a.jar", ""),
         ("floor", 19079, None, "/cp/test-classes:/cp/classes"),
@@ -175,7 +178,7 @@ def test_the_lock_is_refused_while_another_process_holds_it(tmp_path):
             "-c",
             textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(LOCUST_DIR)!r})
-        from liveness_lab.bench.run import BenchLock
+        from liveness_lab.bench.host import BenchLock
         with BenchLock({str(path)!r}):
             print("held", flush=True); sys.stdin.read()
         """),
@@ -197,7 +200,7 @@ def test_the_lock_is_refused_while_another_process_holds_it(tmp_path):
 
 def test_proc_readers():
     netstat = "TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 0 17 19\nIpExt: InNoRoutes\nIpExt: 0\n"
-    assert bench.listen_overflows(netstat) == 17
+    assert host.listen_overflows(netstat) == 17
     tcp = textwrap.dedent("""\
           sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
            0: 0100007F:4A98 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1
@@ -209,19 +212,19 @@ def test_proc_readers():
            0: 0000000000000000FFFF00000200007F:D432 0000000000000000FFFF00000100007F:4A98 06 00000000:00000000
            1: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000
         """)
-    assert bench.tcp_sockets([tcp, tcp6]) == [
+    assert host.tcp_sockets([tcp, tcp6]) == [
         ("127.0.0.1", 19096, 0, "0A"),
         ("127.0.0.1", 19096, 54321, "01"),
         ("127.0.0.1", 54321, 19096, "06"),
         ("127.0.0.2", 54322, 19096, "06"),
         ("::1", 8080, 0, "0A"),
     ]
-    assert bench.cpu_ms() == 0
-    assert bench.status_field(1 << 30, "VmRSS") == 0  # no such process
+    assert host.cpu_ms() == 0
+    assert host.status_field(1 << 30, "VmRSS") == 0  # no such process
 
 
 def test_half_open_counts_the_handshakes_waiting_on_the_given_listeners_only():
-    S = bench.Socket
+    S = host.Socket
     sockets = [
         S("127.0.0.1", 19096, 0, "0A"),
         S("127.0.0.1", 19096, 40001, "03"),
@@ -230,22 +233,22 @@ def test_half_open_counts_the_handshakes_waiting_on_the_given_listeners_only():
         S("127.0.0.1", 19096, 40004, "01"),
         S("127.0.0.2", 40005, 19096, "03"),
     ]
-    assert bench.half_open(sockets, {19096}) == 2
-    assert bench.half_open(sockets, {19096, 19097}) == 3
-    assert bench.half_open(sockets, {8080}) == 0
+    assert host.half_open(sockets, {19096}) == 2
+    assert host.half_open(sockets, {19096, 19097}) == 3
+    assert host.half_open(sockets, {8080}) == 0
 
 
 def test_each_attack_gets_a_source_address_no_socket_uses():
     def sock(ip, state="06"):
-        return bench.Socket(ip, 40000, 19079, state)
+        return host.Socket(ip, 40000, 19079, state)
 
-    assert bench.client_address([]) == ("127.0.0.2", 0)
+    assert host.client_address([]) == ("127.0.0.2", 0)
     # The last runs' connections in TIME_WAIT on 127.0.0.2 and open on 127.0.0.3: the next address.
-    assert bench.client_address([sock("127.0.0.1"), sock("127.0.0.2"), sock("127.0.0.3", "01")]) == ("127.0.0.4", 0)
+    assert host.client_address([sock("127.0.0.1"), sock("127.0.0.2"), sock("127.0.0.3", "01")]) == ("127.0.0.4", 0)
     # Every address used: the one with the fewest sockets.
-    busy = [sock(a) for a in bench.CLIENT_ADDRESSES for _ in range(2)]
+    busy = [sock(a) for a in host.CLIENT_ADDRESSES for _ in range(2)]
     busy.remove(sock("127.0.0.9"))
-    assert bench.client_address(busy) == ("127.0.0.9", 1)
+    assert host.client_address(busy) == ("127.0.0.9", 1)
 
 
 needs_linux = pytest.mark.skipif(
@@ -270,13 +273,13 @@ def test_a_port_in_time_wait_is_taken_on_its_address_only():
         client.close()  # the side that closes first holds the port in TIME_WAIT
         accepted.close()
         time.sleep(0.2)
-    assert ("127.0.0.2", port, server_port, bench.TIME_WAIT) in bench.tcp_sockets()
+    assert ("127.0.0.2", port, server_port, host.TIME_WAIT) in host.tcp_sockets()
     with socket.socket() as again, pytest.raises(OSError) as refused:
         again.bind(("127.0.0.2", port))
     assert refused.value.errno == errno.EADDRINUSE
     with socket.socket() as elsewhere:
         elsewhere.bind(("127.0.0.3", port))
-    assert bench.client_address(bench.tcp_sockets())[0] != "127.0.0.2"
+    assert host.client_address(host.tcp_sockets())[0] != "127.0.0.2"
 
 
 FAKE_VEGETA = """\
@@ -298,8 +301,7 @@ def test_the_attack_after_one_that_left_time_wait_meets_a_fresh_client(tmp_path,
     fake = tmp_path / "vegeta"
     fake.write_text(FAKE_VEGETA)
     fake.chmod(0o755)
-    b = bench.Bench(bench.BenchOptions(), None)
-    b.vegeta, b.loadgen_cpu = fake, 0
+    b = load.Load(host.Host(tmp_path, fake, service_cpu=0, loadgen_cpu=0, max_fds=1024), tmp_path, tmp_path, [], Display(None))
     with socket.create_server(("127.0.0.1", 0)) as server:
         monkeypatch.setenv("PORT", str(server.getsockname()[1]))
         used = []
@@ -330,7 +332,7 @@ def test_sleeps_completed_counts_the_sleeps_that_ran_their_time():
           time = 100 ms
         }
         """)
-    assert bench.sleeps_completed(events) == 2
+    assert jvm.sleeps_completed(events) == 2
 
 
 def test_pauses_cell_counts_collections_and_says_when_the_longest_stop_was_under_a_millisecond():
@@ -361,8 +363,8 @@ def test_gc_pauses_are_each_collections_longest_pause_in_order():
           longestPause = 1.08 s
         }
         """)
-    assert bench.gc_pauses(events) == [192.0, 1080.0]
-    assert bench.gc_pauses("") == []
+    assert jvm.gc_pauses(events) == [192.0, 1080.0]
+    assert jvm.gc_pauses("") == []
 
 
 def test_memory_figures_from_jcmd():
@@ -379,7 +381,7 @@ def test_memory_figures_from_jcmd():
          Metaspace       used 50000K, committed 51000K, reserved 1114112K
           class space    used 6000K, committed 6500K, reserved 1048576K
         """)
-    assert bench.memory_figures(nmt, heap, 4321) == {"Java Heap": 1048576, "Class": 200, "Thread": 3000, "heap used": 124456, "RSS": 4321}
+    assert jvm.memory_figures(nmt, heap, 4321) == {"Java Heap": 1048576, "Class": 200, "Thread": 3000, "heap used": 124456, "RSS": 4321}
 
 
 def test_the_collector_is_the_one_the_jvm_runs_with():
@@ -396,15 +398,15 @@ def test_the_collector_is_the_one_the_jvm_runs_with():
         .replace("UseSerialGC                              = true", "UseSerialGC                              = false")
         .replace("UseShenandoahGC                          = false", "UseShenandoahGC                          = true")
     )
-    assert bench.collector(picked) == "Serial"
-    assert bench.collector(given) == "Shenandoah (generational)"
-    assert bench.collector("") == "unknown"
+    assert jvm.collector(picked) == "Serial"
+    assert jvm.collector(given) == "Shenandoah (generational)"
+    assert jvm.collector("") == "unknown"
 
 
 def test_the_floor_line_says_which_layer_the_floor_ran():
-    assert "bare Reactor Netty, no Spring" in bench.floor_line(["-XX:+UseSerialGC"])
-    assert "bare Reactor Netty, no Spring" in bench.floor_line(["--floor.layer=netty"])
-    line = bench.floor_line(["--demo.x=1", "--floor.layer=webflux"])
+    assert "bare Reactor Netty, no Spring" in jvm.floor_line(["-XX:+UseSerialGC"])
+    assert "bare Reactor Netty, no Spring" in jvm.floor_line(["--floor.layer=netty"])
+    line = jvm.floor_line(["--demo.x=1", "--floor.layer=webflux"])
     assert "Spring's webflux layer" in line and "no Spring" not in line
 
 
@@ -470,14 +472,15 @@ def test_each_jvm_runs_alone_started_once_the_one_before_is_stopped(tmp_path, mo
     holds a heap of HEAP, one at a time. A measurement that fails still stops its JVM."""
     b = bench.Bench(bench.BenchOptions(scenarios=scenarios("1000:100")), None)
     b.out = tmp_path
+    b.jvms = jvm.Jvms(None, tmp_path, tmp_path, [], [], memory=False)
     events = []
-    b.start = lambda t: events.append(("start", t))
-    b.await_ready = lambda t: events.append(("ready", t))
-    b.stop = lambda t: events.append(("stop", t))
+    b.jvms.start = lambda t: events.append(("start", t))
+    b.jvms.await_ready = lambda t: events.append(("ready", t))
+    b.jvms.stop = lambda t: events.append(("stop", t))
     b.measure_one = lambda t, runs, idle: events.append(("measure", t, len(runs), idle))
     b.machine = lambda ts, baseline: ""
     monkeypatch.setattr(bench_report, "main", lambda out: None)
-    blocking, reactive = (bench.Target(m, 19080 + i, REPO / "service.jar") for i, m in enumerate(("blocking", "reactive")))
+    blocking, reactive = (jvm.Target(m, 19080 + i, REPO / "service.jar") for i, m in enumerate(("blocking", "reactive")))
     b.measure([blocking, reactive], ["blocking", "reactive"], None)
     assert events == [e for t in (blocking, reactive) for e in (("start", t), ("ready", t), ("measure", t, 1, 10000), ("stop", t))]
     events.clear()
@@ -521,10 +524,9 @@ def test_memory_holds_the_default_counts_and_quick_fewer():
 
 
 def test_only_the_memory_jvms_get_small_tlabs_for_the_sampler():
-    memory = bench.Bench(bench.BenchOptions(memory=True, service_args=["-XX:+UseZGC"]), None)
-    flags = memory.jvm_flags()
-    assert flags[-3:] == [*bench.MEMORY_JVM, "-XX:+UseZGC"]  # the user's flags last, so they win
-    assert not set(bench.MEMORY_JVM) & set(bench.Bench(bench.BenchOptions(), None).jvm_flags())
+    flags = jvm.jvm_flags(memory=True, service_args=["-XX:+UseZGC"])
+    assert flags[-3:] == [*jvm.MEMORY_JVM, "-XX:+UseZGC"]  # the user's flags last, so they win
+    assert not set(jvm.MEMORY_JVM) & set(jvm.jvm_flags(memory=False, service_args=[]))
 
 
 def test_a_histogram_is_read_without_the_collectors_fillers():

@@ -1,4 +1,4 @@
-"""What a service's heap holds per waiting request (``scripts/bench.sh --memory``, run.py's hold phase): the
+"""What a service's heap holds per waiting request (``scripts/bench.sh --memory``, memory.py's holds): the
 JDK's own accounts read and the arithmetic done on them, apart from the processes that produce them.
 
 - ``jcmd PID GC.class_histogram``: a full collection, then every class's live instances and bytes. The

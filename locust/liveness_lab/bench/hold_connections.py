@@ -1,5 +1,5 @@
 """Opens N keep-alive connections to a service on 127.0.0.1 and holds them, idle or each with one request
-waiting, for the bench's memory measurements (liveness_lab/bench/run.py runs it on the load generator's
+waiting, for the bench's memory measurements (liveness_lab/bench/memory.py runs it on the load generator's
 CPU): memory per idle connection, and (with LATENCY_MS, scripts/bench.sh --memory) per waiting request.
 
 Usage: python hold_connections.py PORT N [LATENCY_MS]
@@ -10,7 +10,7 @@ everything a served connection has), then stays open and idle. Prints "open N" w
 on all of them), and it prints "sent K", K the requests sent so far, once they are written; the answers
 are never read. It holds the connections until its standard input closes, then closes them, after
 "send" with a reset (SO_LINGER 0): a server that still reads a request after its client has gone serves
-it all the same, so the bench sends no more than a server takes (run.py, Bench.send_while_read).
+it all the same, so the bench sends no more than a server takes (memory.py, Memory.send_while_read).
 Standard library only, one asyncio loop: 10,000 sockets need no threads.
 """
 
