@@ -651,3 +651,31 @@ def test_a_startup_probe_before_the_warm_up_lets_liveness_kill_the_new_version_i
     voided = judge.judge_scenario(scenario("startup-probe-too-early"), bare)
     assert voided.outcome == judge.CANNOT_TELL
     assert any("pods created during the run (liveness-lab-reactive-85695c84b4-s8pzz)" in w for w in voided.why_cannot_tell)
+
+
+# --- kubernetes#141155: a liveness kill before the container's startup probe passed ------------------------
+
+
+def test_a_liveness_kill_before_the_startup_probe_passed_is_counted_from_the_kubelets_counter(tmp_path):
+    """lab-gc-heap-full (v1.37.0): the container started at +225.9 s passed its startup probe at about +238 s
+    (the counter's Startup successes 2 -> 3) and was killed for liveness at +241.9 s: after its startup. The
+    same run with that success taken out of the counter until after the kill is a kill before it, as
+    kubernetes#141155 makes (a correct kubelet runs no liveness probe before the startup probe passes)."""
+    x = line(FIXTURES / "lab-gc-heap-full", "reactive", "killed_before_started", ">=1")
+    assert (x.state, x.measured) == ("not held", "0 of the 1 liveness kills of containers started in the run")
+    assert line(FIXTURES / "lab-gc-heap-full", "reactive", "killed_before_started", "0").held
+    # The first container (started before the recording) is not counted: its startup passed before the load.
+    folder = copy(tmp_path, "lab-gc-heap-full")
+    records = [json.loads(r) for r in (folder / "timeline.jsonl").read_text().splitlines()]
+    start = json.loads((folder / "run.json").read_text())["locust_started"]
+    for r in records:
+        if r["kind"] == "probes" and start + 236 <= r["t"] <= start + 243.5:
+            for counts in r["pods"].values():
+                counts["Startup"]["successful"] = 2  # the success not yet counted at the kill
+    (folder / "timeline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    x = line(folder, "reactive", "killed_before_started", ">=1")
+    assert x.state == "held" and x.measured == "1 of the 1 liveness kills of containers started in the run; 457mb at +241.9 s"
+    # Without the kubelet's counter the kill cannot be placed against the startup probe.
+    bare = copy(tmp_path / "bare", "lab-gc-heap-full", drop={"probes"})
+    x = line(bare, "reactive", "killed_before_started", ">=1")
+    assert (x.state, x.measured) == ("not measured", "the kubelet's probe counter was not read")

@@ -177,6 +177,9 @@ def pod_record(pod: dict) -> dict:
         "lastTerminatedAt": parse_time(last_terminated.get("finishedAt")),
         # The running container's start: after a restart, minus lastTerminatedAt, the back-off's wait.
         "startedAt": parse_time((running or {}).get("startedAt")),
+        # The kubelet's word that the running container passed its startup probe (containerStatuses[].started);
+        # kubernetes#141155: on 1.35-1.37 a container restarted after a liveness kill inherits true from the one killed.
+        "started": next((c.get("started") for c in containers if (c.get("state") or {}).get("running")), None),
         "deleting": bool(meta.get("deletionTimestamp")),
         "node": (pod.get("spec") or {}).get("nodeName"),  # whose kubelet probes it
         "liveness": container_liveness(pod),  # its liveness probe in one line, None without a spec

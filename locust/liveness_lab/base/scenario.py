@@ -118,6 +118,9 @@ PREDICTIONS = {
     "(-Xlog:gc+cpu), the collector's share of a CPU and its typical full collection reported beside it: report/gc.py",
     "vthreads_queued": "a count: the most virtual threads waiting for a carrier in one reading of Boot's /actuator/info "
     "(process.virtualThreads.queued) during the load: report/scheduler.py",
+    "killed_before_started": "a count: liveness kills of containers started during the run whose startup probe had not passed by "
+    "the kill (the kubelet's counter: no startup success between the container's start and its kill); a kubelet that gates "
+    "liveness on the startup probe makes none, 1.35-1.37's do after a liveness kill (kubernetes#141155)",
 }
 # throughput: offered: the share of users x rate the median must reach (the lab's judge and the workshop's
 # live check).

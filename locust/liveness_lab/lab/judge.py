@@ -101,6 +101,7 @@ def figures(a: VariantAnalysis, facts: RunFacts | None = None) -> dict:
             "longestRestartWaitS": longest_restart_wait(a),
             "firstKillsSpreadS": first_kills_spread(a),
             "vthreadsQueuedMax": facts.schedulers[a.variant].queued_max if a.variant in facts.schedulers else None,
+            "killedBeforeStarted": None if (early := a.killed_before_started()) is None else len(early[0]),
         }
     return {
         "pods": len(a.pods.pods),

@@ -112,6 +112,7 @@ MORE_FIGURES = (
     ("longestRestartWaitS", "longest wait from an exit to the next start {:.0f} s"),
     ("firstKillsSpreadS", "its pods' first kills within {:.0f} s"),
     ("vthreadsQueuedMax", "up to {} virtual threads queued"),
+    ("killedBeforeStarted", "{} liveness kill(s) before the startup probe passed"),
 )
 
 
@@ -143,6 +144,7 @@ FIGURE_KEYS = {
     "longestRestartWaitS": {"longest_restart_wait_s"},
     "firstKillsSpreadS": {"first_kills_spread_s"},
     "vthreadsQueuedMax": {"vthreads_queued"},
+    "killedBeforeStarted": {"killed_before_started"},
 }
 
 

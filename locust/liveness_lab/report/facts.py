@@ -219,6 +219,8 @@ class PodHistory:
     # (startedAt), the restart back-off's wait (0-1 s for a restart at once). None where the recorder kept no
     # startedAt.
     waits: list[float] = field(default_factory=list)
+    # pod -> the starts (startedAt) of the containers seen running in it, in order
+    starts: dict[str, list[float]] = field(default_factory=dict)
 
 
 def pod_history(timeline: list[dict], variant: str) -> PodHistory:
@@ -231,11 +233,14 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
     baseline, last_count, restarts, evicted, ready, first_seen = {}, {}, [], set(), [], {}
     known_end, pending = {}, {}  # pod -> its previous restart's end; its restart still without one
     waited = {}  # (pod, restart count) -> the wait before that count's container started
+    starts: dict[str, list[float]] = {}
     for t, pods in snapshots:
         ready.append((t, sum(p["ready"] for p in pods), len(pods)))
         for p in pods:
             name, ended = p["name"], p["lastTerminatedAt"]
             started = p.get("startedAt")
+            if started is not None and started not in starts.setdefault(name, []):
+                starts[name].append(started)
             if name in last_count and p["restarts"] > baseline[name] and ended is not None and started is not None and started >= ended:
                 # The latest snapshot of that count: a lastState that lagged behind the count has caught up.
                 waited[(name, p["restarts"])] = started - ended
@@ -271,6 +276,7 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
         ready=ready,
         first_seen=first_seen,
         waits=[round(w, 1) for _, w in sorted(waited.items())],
+        starts={name: sorted(times) for name, times in starts.items()},
     )
 
 
@@ -431,6 +437,34 @@ class VariantAnalysis:
     @property
     def first_restart_s(self):
         return self.since_start([r.t for r in self.pods.restarts])
+
+    def killed_before_started(self) -> tuple[list[PodTime], int] | None:
+        """The liveness kills of containers whose startup probe had not passed by the kill, by the kubelet's
+        counter (its Startup successes the same in the last sample before the container started and the first
+        after the kill; the same pod), and how many liveness kills of containers started during the recording
+        were judged so. A container started before the recording passed its startup probe before the load
+        (the lab starts on Ready pods) and is not counted. None where the counter was not read. A correct
+        kubelet runs no liveness probe before the startup probe passes, so such a kill is kubernetes#141155's
+        (docs/kubernetes-versions.md)."""
+        if not self.counter:
+            return None
+        early, judged = [], 0
+        for kill in self.liveness_kills:
+            rows = self.counter.get(kill.pod) or []
+            began = [s for s in self.pods.starts.get(kill.pod, []) if s <= kill.t + CLOCK_SLACK_S]
+            if not began or began[-1] < self.pods.first_seen.get(kill.pod, self.phases.start):
+                continue
+            before = [c for t, c in rows if t <= began[-1]]
+            after = [c for t, c in rows if t >= kill.t]
+            if not before or not after or "Startup" not in before[-1] or "Startup" not in after[0]:
+                continue
+            b, a = before[-1]["Startup"], after[0]["Startup"]
+            if b.get("uid") != a.get("uid"):
+                continue
+            judged += 1
+            if a.get("successful", 0) == b.get("successful", 0):
+                early.append(kill)
+        return early, judged
 
     @property
     def pending_kills(self) -> list[Kill]:

@@ -527,6 +527,15 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
             f"{longest:.0f} s from a container's exit to the next start (each restart: {waits} s)",
             count_state(expected, round(longest), True),
         )
+    if key == "killed_before_started":
+        found = a.killed_before_started()
+        if found is None:
+            return line(str(expected), "the kubelet's probe counter was not read", NOT_MEASURED)
+        early, judged = found
+        measured = f"{len(early)} of the {judged} liveness kills of containers started in the run" + "".join(
+            f"; {k.pod.rsplit('-', 1)[-1]} at +{k.t - ev.started:.1f} s" for k in early
+        )
+        return line(str(expected), measured, count_state(expected, len(early), True))
     raise ValueError(f"unknown prediction {key!r}")  # the loader refuses these
 
 
