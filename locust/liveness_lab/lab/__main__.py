@@ -88,7 +88,7 @@ def main(argv=None) -> int:
             if args.write or args.check:
                 return write_documents(args.ledger, args.check)
             if args.rejudge:
-                lines, differ = ledger.rejudge_all(args.ledger, catalogue.load_catalogue(only=only))
+                lines, differ = ledger.rejudge_all(args.ledger, catalogue.load_catalogue(only=only), every=not only)
                 print("\n".join(lines))
                 return 1 if differ else 0
             print("\n".join(ledger.report(ledger.load(args.ledger), catalogue.load_catalogue(only=only))))

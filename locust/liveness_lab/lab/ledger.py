@@ -191,11 +191,14 @@ def report(records: list[dict], scenarios: list[Scenario]) -> list[str]:
     return out
 
 
-def rejudge_all(folder: Path | None, scenarios: list[Scenario]) -> tuple[list[str], int]:
+def rejudge_all(folder: Path | None, scenarios: list[Scenario], every: bool = True) -> tuple[list[str], int]:
     """Every record of FOLDER with its recording and its scenario's current prediction, judged again: a line
-    per record, and how many now differ from their record (outcome or a line)."""
+    per record, and how many now differ from their record (outcome or a line). EVERY: SCENARIOS is the whole
+    catalogue, so a record of another scenario names one gone; else only SCENARIOS' records are read."""
     by_name, out, differ = {s.name: s for s in scenarios}, [], 0
     for path in sorted((Path(folder) if folder is not None else LEDGER).glob("*/*.json")):
+        if not every and path.parent.name not in by_name:
+            continue
         rec, s = json.loads(path.read_text()), by_name.get(path.parent.name)
         name = f"{path.parent.name}/{path.name}"
         if s is None or rec["digest"] != s.digest or not path.with_suffix(ARCHIVE).is_file():

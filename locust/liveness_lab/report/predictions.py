@@ -410,6 +410,19 @@ def _throughput(a: VariantAnalysis, ev: Evidence) -> Line:
     )
 
 
+def _killed_before_started(expected, a: VariantAnalysis, ev: Evidence) -> Line:
+    """killed_before_started: liveness kills before the container's startup probe passed (kubernetes#141155)."""
+    v, key = a.variant, "killed_before_started"
+    found = a.killed_before_started()
+    if found is None:
+        return Line(v, key, str(expected), "the kubelet's probe counter was not read", NOT_MEASURED, f"{v} {key}: not measured")
+    early, judged = found
+    measured = f"{len(early)} of the {judged} liveness kills of containers started in the run" + "".join(
+        f"; {k.pod.rsplit('-', 1)[-1]} at +{k.t - ev.started:.1f} s" for k in early
+    )
+    return Line(v, key, str(expected), measured, count_state(expected, len(early), True), f"{v} {key}: {measured}")
+
+
 def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line:
     """The predictions only a finished run can judge (the step loader refuses them for the workshop)."""
     v = a.variant
@@ -528,14 +541,7 @@ def _after_the_run(key: str, expected, a: VariantAnalysis, ev: Evidence) -> Line
             count_state(expected, round(longest), True),
         )
     if key == "killed_before_started":
-        found = a.killed_before_started()
-        if found is None:
-            return line(str(expected), "the kubelet's probe counter was not read", NOT_MEASURED)
-        early, judged = found
-        measured = f"{len(early)} of the {judged} liveness kills of containers started in the run" + "".join(
-            f"; {k.pod.rsplit('-', 1)[-1]} at +{k.t - ev.started:.1f} s" for k in early
-        )
-        return line(str(expected), measured, count_state(expected, len(early), True))
+        return _killed_before_started(expected, a, ev)
     raise ValueError(f"unknown prediction {key!r}")  # the loader refuses these
 
 
