@@ -69,5 +69,6 @@ def test_a_run_right_after_a_latency_change_runs_at_the_new_latency_and_passes(u
     assert all(len(pods) == run["settings"][v]["replicas"] for v, pods in pods_seen.items()), pods_seen
     assert all(run["release_latency_ms"][v] == LATENCY_MS for v in variants), run["release_latency_ms"]
     assert proc.returncode == exits.PASS, (
-        f"verdict {verdict['verdict']}: {[c for c in verdict['checks'] if not c['ok']]}; cpu {verdict['cpu']}"
+        f"verdict {verdict['verdict']}: {[x for x in verdict['lines'] if x['state'] != 'held']}; cannot tell: "
+        f"{verdict['whyCannotTell']}; cpu {verdict['cpu']}"
     )
