@@ -13,7 +13,8 @@ from conftest import FIXTURES
 from liveness_lab.base import kube
 from liveness_lab.base.causes import counter_kills
 from liveness_lab.report import verdict
-from liveness_lab.report.facts import load_run, pod_history, run_facts
+from liveness_lab.report.facts import load_run, run_facts
+from liveness_lab.report.pods import pod_history
 from liveness_lab.report.predictions import NOT_HELD, NOT_MEASURED, Evidence, judge_line
 from liveness_lab.report.recorder import Recorder
 

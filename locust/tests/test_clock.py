@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from liveness_lab.report import clock, facts, verdict
+from liveness_lab.report.recording import RunData
 
 AHEAD_S = 30.0
 
@@ -48,7 +49,7 @@ def test_the_http_date_header_is_read_in_epoch_seconds():
     assert clock.date_header_seconds("Tue, 24 Nov 2026 15:04:05 GMT") == 1795532645
 
 
-def node_clock_ahead(data: facts.RunData, start: float, end: float) -> facts.RunData:
+def node_clock_ahead(data: RunData, start: float, end: float) -> RunData:
     """DATA as if the cluster's clock had been START then END seconds ahead of the host's: every time the
     cluster stamped moves by the offset it had then (linearly over the recording), and the recorder's
     clock records say so."""

@@ -32,7 +32,7 @@ from liveness_lab.demo import release
 from liveness_lab.demo import run as demo_mod
 from liveness_lab.locust_ext import stats_history, swarm_guard, ui_auth
 from liveness_lab.locust_ext.demo_shape import DemoShape, phases
-from liveness_lab.report import facts
+from liveness_lab.report.load import series
 
 REC = FIXTURES / "master"
 HUGE = 2**62
@@ -443,7 +443,7 @@ def test_the_fetched_history_gives_the_report_its_series(stand_in, tmp_path):
     history = list(csv.DictReader((tmp_path / "locust_stats_history.csv").open(newline="")))
     totals = {r["Name"]: r for r in csv.DictReader((tmp_path / "locust_stats.csv").open(newline=""))}
     for variant in ("blocking", "reactive"):
-        rows = facts.series(history, variant)
+        rows = series(history, variant)
         t0 = rows[0].t
         hold = [r.rps for r in rows if 5 + 5 <= r.t - t0 <= 5 + 13]
         assert hold and all(17 <= rps <= 23 for rps in hold), hold

@@ -356,7 +356,7 @@ def test_a_probe_changed_in_the_template_is_a_rollout_and_in_place_changes_each_
 
 
 def test_a_probe_changed_in_the_template_makes_the_runs_new_pods_its_own_and_one_in_place_does_not():
-    from liveness_lab.report.facts import rolls_out
+    from liveness_lab.report.actions import rolls_out
 
     assert rolls_out({"probe": {"liveness": {"timeoutSeconds": 8}}, "inPlace": False})
     assert not rolls_out({"probe": {"liveness": {"timeoutSeconds": 8}}, "inPlace": True})

@@ -9,7 +9,8 @@ import shutil
 from conftest import FIXTURES
 
 from liveness_lab.lab import catalogue, judge
-from liveness_lab.report.facts import load_run, pod_history, run_facts
+from liveness_lab.report.facts import load_run, run_facts
+from liveness_lab.report.pods import pod_history
 from liveness_lab.report.predictions import evidence_of, judge_line
 
 

@@ -13,6 +13,9 @@ from conftest import FIXTURES
 
 from liveness_lab.base.probes import Probe
 from liveness_lab.report import build, facts, settings, verdict
+from liveness_lab.report.kills import kill_window
+from liveness_lab.report.load import served_load
+from liveness_lab.report.recording import run_phases
 
 
 @pytest.fixture
@@ -84,7 +87,7 @@ def failed_checks(data):
 
 
 def test_a_reactive_liveness_failure_fails_the_verdict(data):
-    t = facts.run_phases(data.run).hold + 30
+    t = run_phases(data.run).hold + 30
     reactive_pod = next(p["name"] for r in data.timeline if r["kind"] == "pods" for p in r["pods"] if p["variant"] == "reactive")
     data.timeline.append(
         {
@@ -151,7 +154,7 @@ def test_a_machine_busy_over_the_line_makes_the_run_inconclusive(data):
 
 
 def test_a_run_that_lost_the_kubernetes_api_has_no_verdict(data):
-    t = facts.run_phases(data.run).hold
+    t = run_phases(data.run).hold
     data.timeline += [{"t": t + i, "kind": "error", "what": "api", "message": "connection refused"} for i in range(10)]
     result = verdict.judge(data)
     assert result.verdict == "INCONCLUSIVE" and "did not answer 10 times" in result.facts.disturbances[0]
@@ -175,11 +178,11 @@ def test_the_chart_settings_are_read_from_its_deployments(chart_settings):
 def test_the_kill_window_is_computed_from_the_recorded_probe(chart_settings):
     run = {"phases": {"ramp": 10}, "users_per_variant": 20}
     s = settings.VariantSettings.from_json(chart_settings["blocking"])
-    w = facts.kill_window(s.liveness, run, s)
+    w = kill_window(s.liveness, run, s)
     # (F-1)*P+T and F*P+T of the probe; late slack: the clock's plus the 2 s the ramp takes to start 4 users.
     assert (w.earliest_s, w.latest_s) == (11, 16) and (w.low, w.high) == (9, 20)
     slower = Probe(period_s=10, timeout_s=2, failure_threshold=4)
-    w = facts.kill_window(slower, run)  # event loops unknown: the whole ramp as late slack
+    w = kill_window(slower, run)  # event loops unknown: the whole ramp as late slack
     assert (w.earliest_s, w.latest_s) == (32, 42) and (w.low, w.high) == (30, 54)
 
 
@@ -300,7 +303,7 @@ def test_a_run_with_extra_load_has_no_verdict_and_exits_2(tmp_path):
 
 def with_reactive_served(data, extra):
     """DATA with EXTRA added to the reactive pod's count in every sample after the load started."""
-    start = facts.run_phases(data.run).start
+    start = run_phases(data.run).start
     for r in data.timeline:
         for m in r["pods"].values() if r["kind"] == "metrics" else []:
             if m["variant"] == "reactive" and m["t"] >= start:
@@ -317,7 +320,7 @@ def test_the_allowance_is_the_limit_of_extra_load(alone):
 
 def test_variants_busy_before_the_swarm_give_no_verdict(alone):
     data = copy.deepcopy(alone)
-    start = facts.run_phases(data.run).start
+    start = run_phases(data.run).start
     first = next(r for r in data.timeline if r["kind"] == "metrics")
     assert all(m["t"] < start for m in first["pods"].values())
     next(m for m in first["pods"].values() if m["variant"] == "blocking")["inFlight"] = 3
@@ -349,10 +352,10 @@ def test_a_counter_reset_by_a_restart_is_added_up():
     ]
     # 10, then 5 after the first restart, 4, then 30 (a count above the old one, but a new container),
     # then a count that went down without a restart seen: a new container all the same, 2.
-    load = facts.served_load(timeline, "reactive", start=10, offered=100, users=5)
+    load = served_load(timeline, "reactive", start=10, offered=100, users=5)
     assert load.served == 10 + 5 + 4 + 30 + 2 and load.resets == {"liveness-lab-reactive-x": 3}
     # Requests finished between two samples before the load started: something else sends load.
-    busy = facts.served_load([metrics_sample(0, 7), metrics_sample(5, 9)] + timeline[1:], "reactive", start=10, offered=100, users=5)
+    busy = served_load([metrics_sample(0, 7), metrics_sample(5, 9)] + timeline[1:], "reactive", start=10, offered=100, users=5)
     assert busy.before_start_served == 2 and busy.busy_before
 
 

@@ -5,7 +5,7 @@ each one is) and the workshop's comparison of a container with a step's change.
 
 The kubelet kills a container once ``failure_threshold`` (F) probes in a row have failed, one every
 ``period_s`` (P), each waiting ``timeout_s`` (T) at most: from the moment every probe fails, the kill
-comes (F-1)P+T to FP+T later (``report.facts.kill_window`` times it; docs/sources.md, "Kubelet probes").
+comes (F-1)P+T to FP+T later (``report.kills.kill_window`` times it; docs/sources.md, "Kubelet probes").
 """
 
 from dataclasses import dataclass

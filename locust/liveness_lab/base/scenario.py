@@ -100,7 +100,7 @@ PREDICTIONS = {
     "throttled_pct": "a count: percent of CFS periods throttled over the run, the variant's most throttled pod (the kernel's cpu.stat "
     "every second on a kind node, report/cgroups.py; else cAdvisor's counters)",
     "throttled_peak_pct": "a count: the same in the pod's most throttled 15 s in which it ran at least 50 periods "
-    "(facts.PEAK_MIN_PERIODS; a window sliding by the second on the kernel's counters, else between two of cAdvisor's reads): a JVM "
+    "(cpu.PEAK_MIN_PERIODS; a window sliding by the second on the kernel's counters, else between two of cAdvisor's reads): a JVM "
     "starved while it warms up, whatever the rest of the run",
     "ready_share_pct": "a count: percent of the variant's pod-seconds Ready from the load start to the load stop",
     "longest_not_ready_s": "a count: the longest stretch in seconds, load start to load stop, with no Ready pod of the variant",

@@ -22,13 +22,11 @@ from pathlib import Path
 from liveness_lab.base.scenario import Scenario
 from liveness_lab.report.facts import (
     RunFacts,
-    VariantAnalysis,
     added_pods,
     first_kill_after_action,
     first_kills_spread,
     hold_throughput,
     kills_after_actions,
-    load_run,
     longest_not_ready,
     longest_restart_wait,
     ready_share,
@@ -38,6 +36,8 @@ from liveness_lab.report.facts import (
 )
 from liveness_lab.report.gc import first_share, lowest_share
 from liveness_lab.report.predictions import CANNOT_TELL, HELD, NOT_HELD, Line, decide, judge_predictions
+from liveness_lab.report.recording import load_run
+from liveness_lab.report.variant import VariantAnalysis
 from liveness_lab.report.verdict import judge
 
 

@@ -18,8 +18,9 @@ from liveness_lab.base.scenario import Scenario
 from liveness_lab.base.variants import stack_of
 from liveness_lab.report.build import plot_small
 from liveness_lab.report.document import STYLE
-from liveness_lab.report.facts import load_run, run_facts
+from liveness_lab.report.facts import run_facts
 from liveness_lab.report.predictions import NOTHING
+from liveness_lab.report.recording import load_run
 
 from . import judge
 from .catalogue import CATALOGUE, load_catalogue

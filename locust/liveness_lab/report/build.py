@@ -23,8 +23,9 @@ from liveness_lab.base.kube import is_liveness_failure, killed_by  # noqa: E402
 from liveness_lab.base.variants import stack_of  # noqa: E402
 
 from .document import Document, Image, Item, Items, Pre, Section, Table, render_html, render_markdown  # noqa: E402
-from .facts import Phases, VariantAnalysis, load_run, requested_latency_ms  # noqa: E402
 from .predictions import HELD, NOT_HELD, NOT_MEASURED, NOTHING  # noqa: E402
+from .recording import Phases, load_run, requested_latency_ms  # noqa: E402
+from .variant import VariantAnalysis  # noqa: E402
 from .verdict import Verdict, judge  # noqa: E402
 
 # A claim line's colour in the report, by its state (its text ends with the state in words).

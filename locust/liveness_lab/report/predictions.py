@@ -14,7 +14,7 @@ held decide a run; a run none of whose predictions decided says so (``lab.judge`
 - ``restarts`` counts a kill whose restart has not come yet as the restart it starts (a live check turns
   green at the kill, not 10-40 s later when the container has stopped);
 - a prediction that requests fail no more than so many needs requests served: with none it cannot hold;
-- ``kill_reason``: every restart a liveness kill of its own (``facts.Restart.cause``); a restart with
+- ``kill_reason``: every restart a liveness kill of its own (``base.causes.Restart.cause``); a restart with
   another cause fails it, one whose cause nothing recorded cannot be judged, and with no restart at all
   there is nothing to judge (never "held" on nothing);
 - ``kill_timing``: the first liveness kill within the window of the probe's settings (held), outside it, or
@@ -40,18 +40,15 @@ from liveness_lab.base import exits
 from liveness_lab.base.causes import CAUSES
 from liveness_lab.base.scenario import BAND, COUNT, THROUGHPUT_SHARE
 
+from .actions import RecordedAction
+from .cpu import PEAK_MIN_PERIODS
 from .facts import (
-    PEAK_MIN_PERIODS,
-    KillWindow,
-    RecordedAction,
     RunFacts,
-    VariantAnalysis,
     added_pods,
     first_end,
     first_kill_after_action,
     first_kills_spread,
     hold_throughput,
-    kill_window,
     kills_after_actions,
     longest_not_ready,
     longest_restart_wait,
@@ -62,7 +59,9 @@ from .facts import (
     throttled_pct,
 )
 from .gc import GcBeforeKill, lowest_share
+from .kills import KillWindow, kill_window
 from .scheduler import Scheduler
+from .variant import VariantAnalysis
 
 HELD, NOT_YET, NOT_HELD, NOT_MEASURED, NOTHING = "held", "not yet", "not held", "not measured", "nothing to judge"
 # A run's outcome is HELD, NOT_HELD or this (decide).
@@ -116,7 +115,7 @@ class Evidence:
     live: bool  # a window still being judged: an absence holds only past evidence_s
     elapsed: float  # seconds from the load start to the end judged
     actions: list[RecordedAction] = field(default_factory=list)  # the lab's, during the run
-    throttled: dict[str, float] = field(default_factory=dict)  # CFS throttling per pod (facts.CpuCheck)
+    throttled: dict[str, float] = field(default_factory=dict)  # CFS throttling per pod (cpu.CpuCheck)
     throttled_peak: dict[str, float] = field(default_factory=dict)  # in each pod's most throttled interval
     gc: list[GcBeforeKill] = field(default_factory=list)  # the collector's pauses before each liveness kill (report.gc)
     gc_first: GcBeforeKill | None = None  # the same before the first container to end, killed or not

@@ -339,7 +339,7 @@ class Recorder:
     def run(self, duration):
         started = time.time()
         last_events = last_throttle = last_probes = 0.0
-        # "metrics": whether this timeline samples the service's own counters (report.facts.records_metrics).
+        # "metrics": whether this timeline samples the service's own counters (report.load.records_metrics).
         self.write("start", namespace=self.kube.namespace, metrics=self.metrics_kube is not None)
         self.clock("start")
         sampler = None

@@ -1,7 +1,7 @@
 """The effective settings of liveness-lab's variants, read from their Deployments in the cluster: probe
 timings and targets, replicas, container resources, and the environment that sets the latency, the
 event loops and Tomcat's worker threads. scripts/demo.sh records them in run.json as the run starts; the verdict times the first
-liveness kill against them (report.facts.kill_window).
+liveness kill against them (report.kills.kill_window).
 
 Usage (from locust/, as scripts/demo.sh runs it):
     kubectl get deployments -l app.kubernetes.io/instance=liveness-lab -o json | python -m liveness_lab.report.settings

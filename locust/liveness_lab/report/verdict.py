@@ -20,8 +20,10 @@ from functools import cache
 from liveness_lab.base.scenario import BASELINE, catalogue_folder, load_scenario
 from liveness_lab.base.variants import mode_of
 
-from .facts import BLOCKING_MODES, NON_BLOCKING_MODES, RunData, RunFacts, run_facts
+from .facts import RunFacts, run_facts
 from .predictions import CANNOT_TELL, EXIT, NOT_HELD, VERDICT, Line, decide, judge_predictions
+from .recording import RunData
+from .variant import BLOCKING_MODES, NON_BLOCKING_MODES
 
 SIDES = {"killed": "blocking or servlet", "spared": "reactive, servlet-async or servlet-virtual"}
 EXIT_CODES = {VERDICT[outcome]: code for outcome, code in EXIT.items()}

@@ -10,7 +10,7 @@ run's own facts (``report.facts``: the pods' restarts, each with its own cause, 
 failures, from the kubelet's probe counter where the master may read it and from its events, Locust's
 stats history, Ready over time), on the same records the Pods and Live tabs read (the Pods poller's pods,
 events and probe counter, the master's stats history), and the kill window of the variant's own probe
-(``report.facts.kill_window``); the countdown of the last liveness failure (1/3, 2/3) is ``base.countdown``'s.
+(``report.kills.kill_window``); the countdown of the last liveness failure (1/3, 2/3) is ``base.countdown``'s.
 
 Before the window counts, the release must run the step's values (``change.differences`` of every variant's
 service container against what the release's own chart renders from the step's values: ``course.target_values``,
@@ -29,9 +29,10 @@ from dataclasses import asdict, dataclass, field
 
 from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV, settle_problems
 from liveness_lab.base.variants import COMPONENT_LABEL, VARIANTS, user_class
-from liveness_lab.report import facts
 from liveness_lab.report.predictions import NOT_HELD, NOT_YET, Evidence, Line, judge_line, last_failure
+from liveness_lab.report.recording import RunData, num, run_phases
 from liveness_lab.report.settings import run_settings, settings_by_variant
+from liveness_lab.report.variant import analyze_variant
 
 from .change import container_of, differences
 from .course import Step
@@ -174,9 +175,9 @@ def evidence(window: Window, variant: str, end: float) -> Evidence:
     window judged at any moment of it gives what the check said then), as a live run."""
     run = run_of(window, variant, end)
     timeline = [r for r in window.timeline if r["t"] <= end]
-    history = [r for r in window.history if (facts.num(r.get("Timestamp")) or 0) <= end]
-    data = facts.RunData(run=run, history=history, totals=[], failures=window.failures, timeline=timeline)
-    a = facts.analyze_variant(variant, data, facts.run_phases(run), (run_settings(run) or {}).get(variant))
+    history = [r for r in window.history if (num(r.get("Timestamp")) or 0) <= end]
+    data = RunData(run=run, history=history, totals=[], failures=window.failures, timeline=timeline)
+    a = analyze_variant(variant, data, run_phases(run), (run_settings(run) or {}).get(variant))
     return Evidence(a, run, live=True, elapsed=end - window.started)
 
 
