@@ -36,7 +36,7 @@ from . import catalogue, judge
 
 LEDGER = ROOT / "locust" / "ledger"
 LEDGER_ENV = "LIVENESS_LAB_LEDGER"  # another folder (tests, a scratch pass)
-FORMAT = 2  # 2: with the recording (ARCHIVE); the records of format 1 were given theirs once (2026-12-08)
+FORMAT = 2  # 2: with the recording (ARCHIVE), which the records of format 1 were given once
 ARCHIVE = ".tar.xz"
 # What the recording keeps of a run's report folder: what report.recording.load_run reads.
 RUN_FILES = ("run.json", "timeline.jsonl", "locust_stats.csv", "locust_stats_history.csv", "locust_failures.csv")
