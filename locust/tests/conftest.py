@@ -33,6 +33,15 @@ WEB_UI_PORT = 18083
 LIVE_WEB_UI_PORT = 18084
 REPLAY_WEB_UI_PORT = 18085
 CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(autouse=True)
+def scratch_ledger(tmp_path_factory, monkeypatch):
+    """No test reads or writes the repository's ledger (locust/ledger/): each gets an empty one of its own,
+    through the setting the lab reads (a test that names its folder still passes it)."""
+    monkeypatch.setenv("LIVENESS_LAB_LEDGER", str(tmp_path_factory.mktemp("ledger")))
+
+
 # Debian's Chromium, never a browser Playwright downloads; flags for a container without a display.
 CHROMIUM_ARGS = [
     "--headless",

@@ -319,6 +319,7 @@ def lab_folder(tmp_path, runs, names):
 
 
 def test_the_matrix_has_a_row_per_scenario_with_k_of_n_a_plot_and_links(tmp_path, runs):
+    # The scratch ledger (conftest) holds no run: each row says 0 of 0.
     lab = lab_folder(
         tmp_path,
         runs,
@@ -333,7 +334,7 @@ def test_the_matrix_has_a_row_per_scenario_with_k_of_n_a_plot_and_links(tmp_path
     rows = [line for line in md.splitlines() if line.startswith("| **")]
     assert [r.split("**")[1] for r in rows] == ["baseline", "tcp-probe"]  # catalogue order
     assert "not held (1 of 2 held)" in rows[0] and "[baseline-1](baseline-1/report.html)" in rows[0] and "4.0 min (mean of 2)" in rows[0]
-    assert "| not held |" in rows[1] and "![tcp-probe](matrix-tcp-probe.png)" in rows[1]
+    assert "| not held; in the ledger, under this prediction: 0 of 0 |" in rows[1] and "![tcp-probe](matrix-tcp-probe.png)" in rows[1]
     assert all("| WebFlux (Reactor Netty) |" in r for r in rows)  # the stack each row ran on
     assert "## tcp-probe\n\n- blocking failures: predicted >0, measured 0 of" in md  # the evidence of what did not hold
     assert (lab / "matrix-baseline.png").read_bytes()[:4] == b"\x89PNG"

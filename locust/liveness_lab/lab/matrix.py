@@ -9,6 +9,7 @@ self-contained matrix.html (plots inline).
 import base64
 import html
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from liveness_lab.report.facts import run_facts
 from liveness_lab.report.predictions import NOTHING
 from liveness_lab.report.recording import load_run
 
-from . import judge
+from . import judge, ledger
 from .catalogue import CATALOGUE, load_catalogue
 
 # How the matrix names a stack (chart/values.yaml serviceModes).
@@ -39,6 +40,7 @@ class Row:
     plot: Path | None
     seconds: list[int]
     kubernetes: str | None = None  # the release its runs ran on: a folder's runs of one scenario on two are two rows
+    tally: str | None = None  # the ledger's count under the scenario's current prediction (ledger.Version.text)
 
     @property
     def key(self) -> str:
@@ -172,6 +174,10 @@ def collect(folder: Path) -> list[Row]:
     except ValueError:  # a broken file must not cost the matrix of what ran
         catalogue = {}
     names = {name for name, _ in found}
+    try:
+        records = ledger.load(os.environ.get(ledger.LEDGER_ENV) or None)
+    except (OSError, ValueError):  # a ledger that does not read must not cost the matrix either
+        records = []
     order = list(catalogue) + sorted(names - set(catalogue))
     rows = []
     for name, release in sorted(found, key=lambda k: (order.index(k[0]), release_order(k[1]))):
@@ -181,7 +187,9 @@ def collect(folder: Path) -> list[Row]:
             timing = run_folder / "timing.json"
             if timing.exists():
                 seconds.append(int(json.loads(timing.read_text())["totalS"]))
-        rows.append(Row(name, catalogue.get(name), runs, None, seconds, release))
+        s = catalogue.get(name)
+        tally = ledger.versions(records, s)[0].text() if s is not None else None
+        rows.append(Row(name, s, runs, None, seconds, release, tally))
     return rows
 
 
@@ -200,6 +208,11 @@ def plot(row: Row, folder: Path) -> Path | None:
     path = folder / f"matrix-{row.key}.png"
     plot_small(facts.analyses, facts.phases, path)
     return path
+
+
+def under(row: Row) -> list[str]:
+    """The ledger's word on the row's scenario: its runs under the prediction in force, these included."""
+    return [f"in the ledger, under this prediction: {row.tally}"] if row.tally else []
 
 
 def duration(row: Row) -> str:
@@ -227,7 +240,7 @@ def render_markdown(rows: list[Row], folder: Path) -> str:
         image = f"![{r.name}]({r.plot.name})" if r.plot else "-"
         lines.append(
             f"| {title} | {where(r)} | {s.setting if s else ''} | {predicted(s)} | {measured(r.runs[0][1])} | "
-            f"{'; '.join([r.outcome(), *r.race()])} | {duration(r)} | {image} | {reports} |"
+            f"{'; '.join([r.outcome(), *r.race(), *under(r)])} | {duration(r)} | {image} | {reports} |"
         )
     details = []
     for r in rows:
@@ -268,7 +281,8 @@ def render_html(rows: list[Row], folder: Path) -> str:
             f"</small><details><summary>lesson, sources</summary>{lesson}<br><small>{sources}</small></details></td>"
             f"<td>{esc(where(r))}</td><td>{esc(predicted(s))}</td>"
             f"<td>{esc(measured(r.runs[0][1]))}{'<ul>' + notes + '</ul>' if notes else ''}</td>"
-            f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b>{race}</td>"
+            f"<td style='color:{r.colour()}'><b>{esc(r.outcome())}</b>{race}"
+            f"{''.join(f'<br><small>{esc(x)}</small>' for x in under(r))}</td>"
             f"<td>{esc(duration(r))}</td>"
             f"<td>{image}</td><td>{reports}</td></tr>"
         )
