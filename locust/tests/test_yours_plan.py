@@ -95,3 +95,53 @@ def test_a_service_of_another_stack_needs_its_path_and_its_own_service():
 
 def test_only_a_kind_cluster_is_loaded_without_yes():
     assert not plan.needs_yes("kind-liveness-lab") and plan.needs_yes("prod-eu") and plan.needs_yes("minikube")
+
+
+class Recorded:
+    """The API's answers for one namespace, as ClusterApi gives them (API JSON), and its 404 as the client raises it."""
+
+    namespace = "shop"
+
+    def __init__(self, deployments, services=(), pods=()):
+        self.found, self.services_, self.pods_, self.asked = {name_of(d): d for d in deployments}, list(services), list(pods), []
+
+    def deployment(self, name):
+        if name not in self.found:
+            from liveness_lab.demo.release import ApiUnavailable
+
+            missing = Exception("Not Found")
+            missing.status = 404
+            raise ApiUnavailable(f"reading Deployment {name} in namespace shop: (404) Not Found") from missing
+        return self.found[name]
+
+    def deployments(self, selector=None):
+        return {"items": list(self.found.values())}
+
+    def services(self, selector=None):
+        return {"items": self.services_}
+
+    def pods(self, selector=None):
+        self.asked.append(selector)
+        return {"items": self.pods_}
+
+
+def name_of(obj):
+    return obj["metadata"]["name"]
+
+
+def pod(ready):
+    return {"metadata": {"name": "orders-1"}, "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+
+
+def test_the_command_reads_the_deployment_its_services_and_its_ready_pods_and_says_what_is_missing():
+    from liveness_lab.yours.__main__ import read
+
+    orders = wsgi()
+    orders["spec"]["selector"] = {"matchLabels": {"app": "orders", "tier": "web"}}
+    api = Recorded([orders], [service("orders", {"app": "orders"}, [{"port": 8000}])], [pod(True)])
+    deployment, services, pods = read(api, "orders")
+    assert name_of(deployment) == "orders" and len(services) == 1 and api.asked == ["app=orders,tier=web"]
+    with pytest.raises(plan.PlanError, match=r"no Deployment cart in namespace shop \(there: orders\)"):
+        read(api, "cart")
+    with pytest.raises(plan.PlanError, match=r"Deployment orders has no Ready pod \(1 pod\(s\)\).*get pods -l app=orders,tier=web"):
+        read(Recorded([orders], [], [pod(False)]), "orders")

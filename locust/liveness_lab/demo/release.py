@@ -127,13 +127,15 @@ class ClusterApi:
             return None
         return {"server": server, "kubelets": sorted({n.status.node_info.kubelet_version for n in nodes})}
 
-    def deployments(self) -> dict:
-        return self._json(
-            self._call("listing Deployments", self.apps.list_namespaced_deployment, self.namespace, label_selector=self.selector)
-        )
+    def deployments(self, selector: str | None = None) -> dict:
+        """The release's Deployments (SELECTOR: another label selector, "" every one of the namespace)."""
+        selector = self.selector if selector is None else selector
+        return self._json(self._call("listing Deployments", self.apps.list_namespaced_deployment, self.namespace, label_selector=selector))
 
-    def services(self) -> dict:
-        return self._json(self._call("listing Services", self.core.list_namespaced_service, self.namespace, label_selector=self.selector))
+    def services(self, selector: str | None = None) -> dict:
+        """The release's Services (SELECTOR: another label selector, "" every one of the namespace)."""
+        selector = self.selector if selector is None else selector
+        return self._json(self._call("listing Services", self.core.list_namespaced_service, self.namespace, label_selector=selector))
 
     def ui_token(self) -> str | None:
         """The release's web UI token (base/ui_token.py: its Secret <release>-ui); None when the release has
@@ -163,8 +165,10 @@ class ClusterApi:
                 f"reading namespace {self.namespace}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
             ) from e
 
-    def pods(self) -> dict:
-        return self._json(self._call("listing pods", self.core.list_namespaced_pod, self.namespace, label_selector=self.selector))
+    def pods(self, selector: str | None = None) -> dict:
+        """The release's pods (SELECTOR: another label selector, "" every one of the namespace)."""
+        selector = self.selector if selector is None else selector
+        return self._json(self._call("listing pods", self.core.list_namespaced_pod, self.namespace, label_selector=selector))
 
     def delete_pods(self, names: list[str]) -> None:
         for name in names:
