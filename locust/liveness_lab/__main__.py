@@ -34,7 +34,8 @@ def main(argv=None, environ=os.environ) -> int:
     command = f"{prog or 'scripts/' + args.command + '.sh'}" + (" " + shlex.join(argv[1:]) if len(argv) > 1 else "")
     try:
         if args.command == "demo":
-            from liveness_lab.demo.run import DemoOptions, run_demo
+            from liveness_lab.demo.options import DemoOptions
+            from liveness_lab.demo.run import run_demo
 
             opts = DemoOptions(
                 hold=args.hold,

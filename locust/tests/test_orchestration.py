@@ -23,7 +23,7 @@ from liveness_lab.base import exits
 from liveness_lab.base.console import LOG
 from liveness_lab.demo import cluster_lock as lock
 from liveness_lab.demo import no_other_load as swarm
-from liveness_lab.demo import release
+from liveness_lab.demo import options, record, release
 from liveness_lab.demo import run as demo_mod
 
 REC = FIXTURES / "orchestration"
@@ -487,8 +487,8 @@ def test_the_latency_default_is_the_charts_everywhere():
 
 
 def test_the_phase_follows_the_timetable():
-    o = demo_mod.DemoOptions(ramp=10, hold=30, quiet=20)
-    assert [demo_mod.phase_at(o, t) for t in (0, 9.9, 10, 39, 40, 44.9, 45, 64, 65)] == [
+    o = options.DemoOptions(ramp=10, hold=30, quiet=20)
+    assert [options.phase_at(o, t) for t in (0, 9.9, 10, 39, 40, 44.9, 45, 64, 65)] == [
         "ramp",
         "ramp",
         "hold",
@@ -499,11 +499,11 @@ def test_the_phase_follows_the_timetable():
         "quiet",
         "ending",
     ]
-    assert demo_mod.max_run_seconds(o, 2, 300) == 65 + 120 + 600 + 300
+    assert options.max_run_seconds(o, 2, 300) == 65 + 120 + 600 + 300
 
 
 def test_restarts_so_far_count_from_the_first_snapshot(tmp_path):
-    rec = demo_mod.LiveRecorder.__new__(demo_mod.LiveRecorder)
+    rec = record.LiveRecorder.__new__(record.LiveRecorder)
     rec.first, rec.restarts = {}, {}
     rec.saw(
         [

@@ -7,265 +7,37 @@ The run starts from the release as it now is: its defaults (variants, latency, p
 Deployments, and it waits until the chosen variants have rolled out, no old pod is still terminating and
 every pod has been Ready for a while (``LIVENESS_LAB_SETTLE``), or stops saying why. So the pods it
 judges are the ones that served its load, and a rollout just before it is never a verdict against a
-variant.
+variant. Its options and where each default comes from are in options.py; what it writes as it goes
+(run.json, the timeline) in record.py.
 """
 
-import json
 import os
 import re
 import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Protocol
 
-from liveness_lab.base import (
-    DEFAULT_LATENCY_MS,
-    DEFAULT_RATE,
-    DEFAULT_REQUEST_TIMEOUT_S,
-    DEFAULT_USERS_PER_VARIANT,
-    DEMO_PHASES_S,
-    LOCUST_DIR,
-    ROOT,
-    coordinates,
-)
+from liveness_lab.base import LOCUST_DIR, ROOT, coordinates
 from liveness_lab.base.console import LOG, log_file
 from liveness_lab.base.exits import SetupError
 from liveness_lab.base.kube import Kube
 from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV
-from liveness_lab.base.variants import VARIANTS, stack_of, user_class
 from liveness_lab.report.settings import settings_by_variant
 
 from . import release as rel
 from .cluster_lock import ClusterLock, ConfigMapStore, lock_name
-from .load_source import HOST_TARGET, choose_load
+from .load_source import choose_load
 from .locust_master import ClusterLocust, MasterUnavailable, phase_options
 from .no_other_load import ensure_no_swarm, release_master, wait_variants_idle
+from .options import DemoOptions, Plan, env_seconds, max_run_seconds, phase_at, resolve_plan
+from .record import LiveRecorder, RunRecord, commit, cpus
 
-COOLDOWN_S = DEMO_PHASES_S["cooldown"]
 # The recorder starts this long before Locust, for a baseline, and stops this long after it.
 RECORDER_LEAD_S, RECORDER_TAIL_S = 5, 3
-
-
-@dataclass
-class DemoOptions:
-    """The command line of one scripted run; None: from the release (or the default named)."""
-
-    hold: int = DEMO_PHASES_S["hold"]
-    ramp: int = DEMO_PHASES_S["ramp"]
-    quiet: int = DEMO_PHASES_S["quiet"]
-    users: int = DEFAULT_USERS_PER_VARIANT
-    rate: float = DEFAULT_RATE
-    latency_ms: int | None = None
-    request_timeout_s: int | None = None
-    variants: list[str] | None = None
-    out: Path | None = None
-    keep_pods: bool = False
-    stop_swarm: bool = True
-    load: str = "auto"  # host|cluster|auto (load_source.py)
-    load_why: str | None = None  # who chose LOAD when it is not the user's --load (a lab scenario's load.where)
-    cooldown: int = COOLDOWN_S
-    command: str = "scripts/demo.sh"  # recorded in the cluster lock, so a refused run can say who holds it
-
-    @property
-    def total_s(self) -> int:
-        return self.ramp + self.hold + self.cooldown + self.quiet
-
-
-@dataclass
-class Plan:
-    """What the run will do, once the release was read."""
-
-    variants: list[str]
-    latency_ms: int
-    latency_source: str  # "--latency-ms", "LIVENESS_LAB_LATENCY_MS", "release" or "default"
-    out: Path
-    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S  # --request-timeout-s, else LIVENESS_LAB_REQUEST_TIMEOUT_S
-
-    @property
-    def user_classes(self) -> list[str]:
-        return [user_class(v) for v in self.variants]
-
-
-@dataclass
-class RunRecord:
-    """run.json: the run's parameters and the settings it ran with (report.verdict reads it)."""
-
-    variants: str
-    users_per_variant: int
-    rate_per_user: float
-    latency_ms: int
-    phases: dict
-    locust_started: float
-    namespace: str
-    settings: dict | None
-    latency_source: str = "release"
-    target: str = HOST_TARGET
-    cpus: int | None = None
-    commit: str = "unknown"
-    release_latency_ms: dict = field(default_factory=dict)
-    kubernetes: dict | None = None  # ClusterApi.versions(): the API server's and the kubelets' releases
-    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S  # Locust's, a request waiting longer failed
-
-    def write(self, folder: Path) -> Path:
-        path = Path(folder) / "run.json"
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n")
-        return path
-
-
-def env_seconds(name: str, default: int, environ=os.environ) -> int:
-    """A duration setting in kubectl's forms a person writes: 300, 300s, 5m."""
-    raw = (environ.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        if raw.endswith("m"):
-            return int(raw[:-1]) * 60
-        return int(raw.rstrip("s"))
-    except ValueError as e:
-        raise SetupError(f"{name}={raw!r} is not a duration", f"e.g. {name}={default}s") from e
-
-
-def max_run_seconds(opts: DemoOptions, variants: int, ready_wait: int) -> int:
-    """The longest this run can hold the cluster: its timetable, the recorder's margin, the wait for a
-    settled release, and 5 minutes for the rest (replacing pods, the report). A lock older than that is a
-    left-over."""
-    return opts.total_s + 120 + variants * ready_wait + 300
-
-
-def resolve_plan(opts: DemoOptions, defaults: rel.ReleaseDefaults, environ=os.environ) -> Plan:
-    """The variants (--variants, else what the release deploys) and the latency (--latency-ms, else
-    LIVENESS_LAB_LATENCY_MS, else the release's DEMO_LATENCY_MS, else Locust's default)."""
-    variants = opts.variants or defaults.variants
-    if not variants:
-        raise SetupError(
-            "the release deploys no variant", "scripts/cluster-up.sh, or helm upgrade ... --set variants.blocking.enabled=true"
-        )
-    unknown = [v for v in variants if v not in VARIANTS]
-    if unknown:
-        raise SetupError(
-            f"--variants {','.join(variants)} names a variant chart/values.yaml does not have", f"choose from {','.join(VARIANTS)}"
-        )
-    missing = [v for v in variants if v not in defaults.variants]
-    if missing:
-        v = missing[0]
-        # A servlet variant deploys only on a release whose `stack` is servlet or both (chart/values.yaml).
-        stack = ",stack=both" if stack_of(v) == "servlet" else ""
-        raise SetupError(
-            f"variant '{v}' is not deployed",
-            f"enable it: helm upgrade {coordinates.release(environ)} chart --reuse-values -n {coordinates.namespace(environ)} --set "
-            f"variants.{v}.enabled=true{stack} (or leave it out of --variants)",
-        )
-    if opts.latency_ms is not None:
-        latency, source = opts.latency_ms, "--latency-ms"
-    elif (environ.get("LIVENESS_LAB_LATENCY_MS") or "").strip():
-        raw = environ["LIVENESS_LAB_LATENCY_MS"].strip()
-        if not raw.isdigit():
-            raise SetupError(f"LIVENESS_LAB_LATENCY_MS={raw!r} is not a whole number of ms", "e.g. LIVENESS_LAB_LATENCY_MS=1000")
-        latency, source = int(raw), "LIVENESS_LAB_LATENCY_MS"
-    else:
-        try:
-            latency = defaults.latency_of(variants)
-        except ValueError as e:
-            raise SetupError(
-                f"the variants run with different latencies ({e}): which one should the requests ask for?", "say it: --latency-ms MS"
-            ) from e
-        source = "release"
-        if latency is None:
-            latency, source = DEFAULT_LATENCY_MS, "default"
-            LOG.warning("the Deployments set no %s: asking for Locust's default, %s ms", rel.LATENCY_ENV, latency)
-    out = Path(opts.out) if opts.out else ROOT / "reports" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return Plan(list(variants), int(latency), source, out.resolve(), request_timeout(opts, environ))
-
-
-def request_timeout(opts: DemoOptions, environ=os.environ) -> float:
-    """How long Locust lets a request wait: --request-timeout-s, else LIVENESS_LAB_REQUEST_TIMEOUT_S, else
-    the default; the same for Locust on the host and the release's workers."""
-    if opts.request_timeout_s is not None:
-        return float(opts.request_timeout_s)
-    raw = (environ.get("LIVENESS_LAB_REQUEST_TIMEOUT_S") or "").strip()
-    if not raw:
-        return float(DEFAULT_REQUEST_TIMEOUT_S)
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise SetupError(
-            f"LIVENESS_LAB_REQUEST_TIMEOUT_S={raw!r} is not a number of seconds above 0", "e.g. LIVENESS_LAB_REQUEST_TIMEOUT_S=10"
-        )
-    return seconds
-
-
-def cpus() -> int | None:
-    """The CPUs the Docker engine (and so kind's node) has, when docker answers."""
-    try:
-        out = subprocess.run(["docker", "info", "--format", "{{.NCPU}}"], capture_output=True, text=True, timeout=15)
-        return int(out.stdout.strip()) if out.returncode == 0 else None
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return None
-
-
-def commit() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-
-
-class LiveRecorder:
-    """report.recorder's Recorder in a thread of this process, which also keeps the restarts so far per
-    variant (each pod's restart count over the first one seen) for the progress display."""
-
-    def __init__(self, path: Path, duration: float):
-        from liveness_lab.report.recorder import Recorder
-
-        recorder_self = self
-
-        class Watching(Recorder):
-            def write(self, kind, **fields):
-                super().write(kind, **fields)
-                if kind == "pods":
-                    recorder_self.saw(fields.get("pods") or [])
-
-        self.first: dict[str, int] = {}
-        self.restarts: dict[str, int] = {}
-        # A run's own timeline: a folder run into again must not add this run to the last one's recording.
-        self.file = open(path, "w", encoding="utf-8")
-        self.recorder = Watching(self.file, Kube(), metrics_kube=Kube())
-        self.thread = threading.Thread(target=self.recorder.run, args=(duration,), name="recorder", daemon=True)
-
-    def saw(self, pods: list[dict]) -> None:
-        counts: dict[str, int] = {}
-        for p in pods:
-            if not p.get("variant"):
-                continue
-            self.first.setdefault(p["name"], p["restarts"])
-            counts[p["variant"]] = counts.get(p["variant"], 0) + p["restarts"] - self.first[p["name"]]
-        self.restarts = counts
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.recorder.stopped = True
-        self.thread.join(timeout=30)
-        self.file.close()
-
-
-def phase_at(opts: DemoOptions, elapsed: float) -> str:
-    edges = [("ramp", opts.ramp), ("hold", opts.hold), ("cool-down", opts.cooldown), ("quiet", opts.quiet)]
-    for name, length in edges:
-        if elapsed < length:
-            return name
-        elapsed -= length
-    return "ending"
 
 
 class DuringLoad(Protocol):

@@ -34,7 +34,8 @@ from liveness_lab.base.scenario import Scenario, ScenarioError
 from liveness_lab.base.settle import DEFAULT_SETTLE_S, SETTLE_ENV
 from liveness_lab.demo import release as rel
 from liveness_lab.demo.cluster_lock import ClusterLock, ConfigMapStore, lock_name
-from liveness_lab.demo.run import Demo, DemoOptions, env_seconds
+from liveness_lab.demo.options import DemoOptions, env_seconds
+from liveness_lab.demo.run import Demo
 from liveness_lab.report.predictions import EXIT
 from liveness_lab.report.recorder import MachineCpu, kind_node_container
 
