@@ -129,7 +129,7 @@ def test_the_documents_tables_and_figures_are_generated_from_the_ledger_and_a_di
     tcp = next(x for x in docs[ledger.LAB_DOC]["remedies-webflux"] if x.startswith("| [tcp-probe]"))
     assert "| not run yet |" in tcp
     readme = " ".join(" ".join(docs[ledger.README]["summary"]).split())
-    assert "0 of 2 scenarios held in every run that decided, 1 did not hold in a run or more: baseline (1 of 2)," in readme
+    assert "0 of 2 scenarios held in every run that decided, 1 did not hold in a run or more: baseline (not held in 1 of 2)," in readme
     assert "1 not run yet under their current prediction" in readme
     # A block is replaced between its two lines, and a document without them is an error naming it.
     begin, end = ledger.BEGIN.format(name="summary"), ledger.END.format(name="summary")

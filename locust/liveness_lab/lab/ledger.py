@@ -286,7 +286,7 @@ def summary(records: list[dict], scenarios: list[Scenario]) -> list[str]:
         if not current.runs:
             waiting.append(s.name)
         elif current.count(judge.NOT_HELD):
-            failed.append(f"{s.name} ({current.count(judge.NOT_HELD)} of {len(current.runs)})")
+            failed.append(f"{s.name} (not held in {current.count(judge.NOT_HELD)} of {len(current.runs)})")
         elif current.count(judge.HELD):
             held.append(s.name)
         else:
