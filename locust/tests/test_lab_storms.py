@@ -680,3 +680,21 @@ def test_a_liveness_kill_before_the_startup_probe_passed_is_counted_from_the_kub
     bare = copy(tmp_path / "bare", "lab-gc-heap-full", drop={"probes"})
     x = line(bare, "reactive", "killed_before_started", ">=1")
     assert (x.state, x.measured) == ("not measured", "the kubelet's probe counter was not read")
+
+
+def test_a_container_that_inherited_its_predecessors_started_flag_is_counted_from_the_pods_snapshots(tmp_path):
+    """startup-after-kill's first run on v1.37.0, from its recording in the ledger: of the 11 containers the
+    three pods started during the run, 8 were reported started in their first snapshot and not started in a
+    later one (the startup probe's worker looked): kubernetes#141155. The run's fixtures before the recorder
+    kept the flag cannot say."""
+    import tarfile
+
+    from conftest import REPO
+
+    with tarfile.open(REPO / "locust/ledger/startup-after-kill/2026-12-08T010455Z-v1.37.0.tar.xz", "r:xz") as tar:
+        tar.extractall(tmp_path / "run", filter="data")
+    x = line(tmp_path / "run", "blocking", "inherited_started", ">=1")
+    assert (x.state, x.measured) == ("held", "8 of the 11 containers started in the run reported started before their startup probe ran")
+    assert line(tmp_path / "run", "blocking", "inherited_started", "0").state == "not held"
+    bare = line(FIXTURES / "lab-gc-heap-full", "reactive", "inherited_started", "0")
+    assert (bare.state, bare.measured) == ("not measured", "the pods' started flag was not recorded")

@@ -121,6 +121,10 @@ PREDICTIONS = {
     "killed_before_started": "a count: liveness kills of containers started during the run whose startup probe had not passed by "
     "the kill (the kubelet's counter: no startup success between the container's start and its kill); a kubelet that gates "
     "liveness on the startup probe makes none, 1.35-1.37's do after a liveness kill (kubernetes#141155)",
+    "inherited_started": "a count: containers started during the run that the kubelet reported started (containerStatuses[].started) "
+    "in their first snapshot and not started in a later one: the flag inherited from the container before, until the startup "
+    "probe's worker looked (kubernetes#141155; a kubelet with the fix reports a new container not started until its startup "
+    "probe passes)",
 }
 # throughput: offered: the share of users x rate the median must reach (the lab's judge and the workshop's
 # live check).

@@ -236,6 +236,19 @@ def _killed_before_started(key: str, expected, ev: Evidence) -> Line:
     return after_run_line(key, ev, str(expected), measured, count_state(expected, len(early), True))
 
 
+@measure("inherited_started")
+def _inherited_started(key: str, expected, ev: Evidence) -> Line:
+    """inherited_started: containers reported started before their startup probe ran (kubernetes#141155)."""
+    a = ev.analysis
+    inherited = a.pods.inherited_started
+    if inherited is None:
+        return after_run_line(key, ev, str(expected), "the pods' started flag was not recorded", NOT_MEASURED)
+    began = [s for pod, times in a.pods.starts.items() for s in times if s >= a.pods.first_seen.get(pod, a.phases.start)]
+    n = sum(len(times) for times in inherited.values())
+    measured = f"{n} of the {len(began)} containers started in the run reported started before their startup probe ran"
+    return after_run_line(key, ev, str(expected), measured, count_state(expected, n, True))
+
+
 @measure("first_kills_spread_s")
 def _first_kills_spread(key: str, expected, ev: Evidence) -> Line:
     """first_kills_spread_s: seconds from the variant's first liveness kill to its last pod's first."""

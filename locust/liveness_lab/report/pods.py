@@ -36,6 +36,10 @@ class PodHistory:
     waits: list[float] = field(default_factory=list)
     # pod -> the starts (startedAt) of the containers seen running in it, in order
     starts: dict[str, list[float]] = field(default_factory=dict)
+    # pod -> the starts of its containers seen `started: true` and later, the same container, `started: false`:
+    # a container that inherited its predecessor's started flag until its startup probe's worker looked
+    # (kubernetes#141155); None where the recorder did not keep the flag
+    inherited_started: dict[str, list[float]] | None = None
 
 
 def pod_history(timeline: list[dict], variant: str) -> PodHistory:
@@ -49,6 +53,7 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
     known_end, pending = {}, {}  # pod -> its previous restart's end; its restart still without one
     waited = {}  # (pod, restart count) -> the wait before that count's container started
     starts: dict[str, list[float]] = {}
+    flags: dict[tuple[str, float], list[bool]] = {}  # (pod, container start) -> its started flag, snapshot by snapshot
     for t, pods in snapshots:
         ready.append((t, sum(p["ready"] for p in pods), len(pods)))
         for p in pods:
@@ -56,6 +61,8 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
             started = p.get("startedAt")
             if started is not None and started not in starts.setdefault(name, []):
                 starts[name].append(started)
+            if started is not None and p.get("started") is not None:
+                flags.setdefault((name, started), []).append(p["started"])
             if name in last_count and p["restarts"] > baseline[name] and ended is not None and started is not None and started >= ended:
                 # The latest snapshot of that count: a lastState that lagged behind the count has caught up.
                 waited[(name, p["restarts"])] = started - ended
@@ -92,6 +99,9 @@ def pod_history(timeline: list[dict], variant: str) -> PodHistory:
         first_seen=first_seen,
         waits=[round(w, 1) for _, w in sorted(waited.items())],
         starts={name: sorted(times) for name, times in starts.items()},
+        inherited_started=None
+        if not flags
+        else {name: sorted(s for (n, s), seq in flags.items() if n == name and seq[0] and False in seq) for name in sorted(last_count)},
     )
 
 
