@@ -84,7 +84,8 @@ not required of a run; it predicts the band of runs it holds in, which the matri
 Writes reports/lab-<timestamp>/: <scenario>[-<i>]/ (the demo's report, lab.json, judgement.txt,
 timing.json, demo.log), matrix.md, a self-contained matrix.html and lab.log, and keeps each judged run in
 the ledger, locust/ledger/ (LIVENESS_LAB_LEDGER: another folder), counted per version of its scenario's
-prediction (python -m liveness_lab.lab ledger). Ctrl-C or an error restores the release first.
+prediction (python -m liveness_lab.lab ledger; its --write makes docs/lab.md's tables and the README's lab
+figures from it, which a docs test holds them to). Ctrl-C or an error restores the release first.
 
 Adding a scenario needs no code: a new file in locust/liveness_lab/lab/scenarios/ (its header says what goes in it;
 `python -m liveness_lab.lab check` from locust/ checks them all). The catalogue: 40 scenarios, 20 remedies
