@@ -297,8 +297,7 @@ def summary(records: list[dict], scenarios: list[Scenario]) -> list[str]:
         f"- **Under the predictions in force** ([the ledger](locust/ledger/README.md), {runs} counted runs{span}): "
         f"{len(held)} of {len(scenarios)} scenarios held in every run that decided, "
         f"{len(failed)} did not hold in a run or more{': ' + ', '.join(failed) if failed else ''}, "
-        f"{len(unknown)} could not tell, {len(waiting)} not run yet under their current prediction "
-        "([the tables](docs/lab.md#the-ledger-every-scenario-under-its-current-prediction))."
+        f"{len(unknown)} could not tell, {len(waiting)} not run yet under their current prediction."
     )
     return textwrap.wrap(text, width=106, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
 
